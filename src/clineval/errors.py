@@ -1,0 +1,37 @@
+"""Errors that reach users.
+
+Every error a user can cause by mistake (a bad data row, an unknown metric name, a
+config field of the wrong type) derives from :class:`ClinevalError`. The CLI prints
+these as one clear message and exits with status 2, without a traceback. Anything
+else is a bug in clineval and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class ClinevalError(Exception):
+    """A mistake in user input: printed without a traceback."""
+
+
+class DatasetError(ClinevalError):
+    """A dataset file, row or field that cannot become a case."""
+
+
+class ConfigError(ClinevalError):
+    """A run configuration, CLI option or import path that is not usable."""
+
+
+class MetricNotFoundError(ConfigError):
+    """A metric name that is neither registered nor importable."""
+
+
+class StoreError(ClinevalError):
+    """A run id or store path that does not resolve."""
+
+
+class JudgeConfigurationError(ClinevalError):
+    """The judge endpoint refused the credentials, the model or the request shape.
+
+    Retrying does not help, so the run stops early (keeping everything already
+    scored) and can be resumed once the setting is fixed.
+    """

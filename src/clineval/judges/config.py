@@ -1,0 +1,158 @@
+"""Judge settings and the one place that turns them into a judge.
+
+A judge is chosen by one setting, a spec string (``--judge`` on the command line,
+``judge:`` in a run file, or the ``CLINEVAL_JUDGE`` environment variable):
+
+``none``
+    no judge: metrics that need one report their cases as unscored, with the reason.
+``openai:MODEL`` or ``openai:MODEL@BASE_URL``
+    any OpenAI-compatible endpoint; the key comes from ``OPENAI_API_KEY`` (or the
+    variable named by ``api_key_env``), the URL from ``@BASE_URL`` or ``OPENAI_BASE_URL``.
+``azure`` or ``azure:DEPLOYMENT``
+    Azure OpenAI from ``AZURE_OPENAI_ENDPOINT``, ``AZURE_OPENAI_API_KEY`` and
+    ``AZURE_OPENAI_DEPLOYMENT`` (``AZURE_OPENAI_API_VERSION`` optional).
+``scripted:FILE``
+    the scripted judge with rules from a YAML file (for tests).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from clineval.errors import ConfigError
+from clineval.judges.base import Judge
+from clineval.judges.cache import JudgeCache
+from clineval.judges.openai_compat import OpenAIBackend, azure_settings_from_env
+from clineval.judges.scripted import ScriptedJudge
+from clineval.judges.structured import ResponseMode, StructuredJudge
+from clineval.resilience import RetryPolicy
+
+Provider = Literal["none", "openai", "azure", "scripted"]
+
+
+class JudgeConfig(BaseModel):
+    """Everything needed to build a judge; stored with each run (secrets never are)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Provider = "none"
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    api_version: str | None = None
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    seed: int | None = 0
+    max_tokens: int | None = Field(default=None, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_attempts: int = Field(default=4, ge=1, le=20)
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    response_format: ResponseMode = "json_schema"
+    reask: bool = True
+    script: str | None = None
+    cache: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return parse_judge_spec(data)
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> JudgeConfig:
+        if self.provider == "openai" and not self.model:
+            raise ValueError("an openai judge needs a model, e.g. 'openai:gpt-4o-mini'")
+        if self.provider == "scripted" and not self.script:
+            raise ValueError("a scripted judge needs a rules file, e.g. 'scripted:rules.yaml'")
+        return self
+
+    @property
+    def label(self) -> str:
+        if self.provider == "none":
+            return "none"
+        if self.provider == "scripted":
+            return f"scripted:{self.script}"
+        return f"{self.provider}:{self.model or '(from environment)'}"
+
+
+def parse_judge_spec(spec: str) -> dict[str, Any]:
+    """``openai:gpt-4o-mini@http://localhost:8000/v1`` and friends as JudgeConfig fields."""
+    spec = spec.strip()
+    if spec in ("", "none", "off"):
+        return {"provider": "none"}
+    provider, _, rest = spec.partition(":")
+    provider = provider.strip().lower()
+    if provider == "openai":
+        model, _, base_url = rest.partition("@")
+        out: dict[str, Any] = {"provider": "openai", "model": model.strip() or None}
+        if base_url:
+            out["base_url"] = base_url.strip()
+        return out
+    if provider == "azure":
+        return {"provider": "azure", "model": rest.strip() or None}
+    if provider == "scripted":
+        return {"provider": "scripted", "script": rest.strip() or None}
+    raise ConfigError(
+        f"unknown judge {spec!r}: use 'none', 'openai:MODEL[@BASE_URL]', 'azure[:DEPLOYMENT]' "
+        "or 'scripted:FILE'"
+    )
+
+
+def default_judge_config() -> JudgeConfig:
+    """The judge named by ``CLINEVAL_JUDGE``, or none."""
+    spec = os.environ.get("CLINEVAL_JUDGE", "").strip()
+    return JudgeConfig.model_validate(spec or "none")
+
+
+def build_judge(
+    config: JudgeConfig, *, cache_path: str | Path | None = None, base_dir: Path | None = None
+) -> Judge | None:
+    """The judge a config describes, or ``None`` for ``provider: none``."""
+    if config.provider == "none":
+        return None
+    if config.provider == "scripted":
+        assert config.script is not None
+        path = Path(config.script)
+        if base_dir is not None and not path.is_absolute():
+            path = base_dir / path
+        return ScriptedJudge.from_file(path)
+    policy = RetryPolicy(max_attempts=config.max_attempts, timeout_s=config.timeout_s)
+    if config.provider == "azure":
+        env = azure_settings_from_env()
+        backend = OpenAIBackend(
+            model=config.model or env["deployment"],
+            azure_endpoint=config.base_url or env["azure_endpoint"],
+            api_key=env["api_key"],
+            api_version=config.api_version or env["api_version"],
+            temperature=config.temperature,
+            seed=config.seed,
+            policy=policy,
+            concurrency=config.concurrency,
+        )
+    else:
+        assert config.model is not None
+        base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = os.environ.get(config.api_key_env)
+        if not api_key and base_url is None:
+            raise ConfigError(
+                f"the judge 'openai:{config.model}' needs an API key in ${config.api_key_env}, "
+                "or a local endpoint: 'openai:MODEL@http://host:port/v1'"
+            )
+        backend = OpenAIBackend(
+            model=config.model,
+            base_url=base_url,
+            api_key=api_key,
+            temperature=config.temperature,
+            seed=config.seed,
+            policy=policy,
+            concurrency=config.concurrency,
+        )
+    cache = JudgeCache(cache_path) if (config.cache and cache_path is not None) else None
+    return StructuredJudge(
+        backend, cache=cache, mode=config.response_format, reask=config.reask,
+        max_tokens=config.max_tokens,
+    )

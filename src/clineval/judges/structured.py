@@ -1,0 +1,236 @@
+"""Structured answers on top of any chat backend: schema instruction, validation, one re-ask, cache.
+
+Every judge backend (an OpenAI-compatible endpoint, the scripted judge) only has to turn
+chat messages into text. :class:`StructuredJudge` does the rest the same way for all of
+them:
+
+1. it appends to the system message an instruction to answer with one JSON object that
+   validates against the schema (and asks the backend for JSON output where it can);
+2. it looks the request up in the persistent cache;
+3. it validates the answer with pydantic; an answer that does not validate is sent back
+   once with the validation error, and if the second answer fails too the request raises
+   :class:`~clineval.judges.base.JudgeError` (the case stays unscored, never 0);
+4. it stores validated answers in the cache and accounts tokens, calls and re-asks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from clineval.judges.base import ChatMessage, JudgeAnswer, JudgeError, MessagesLike, T, Usage, as_messages
+from clineval.judges.cache import JudgeCache, cache_key
+
+ResponseMode = Literal["json_schema", "json_object", "text"]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The text a backend returned for one request, with its token counts."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str | None = None
+
+
+class ChatBackend(Protocol):
+    """The transport under a judge: messages in, text out."""
+
+    @property
+    def name(self) -> str: ...
+
+    def identity(self) -> dict[str, Any]:
+        """What shapes the answer (provider, endpoint, model, sampling): part of the cache key."""
+        ...
+
+    async def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        schema_name: str,
+        json_schema: dict[str, Any],
+        mode: ResponseMode,
+        max_tokens: int | None,
+    ) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+def _json_text(text: str) -> str:
+    """The JSON object inside ``text``: code fences and prose around one object are dropped."""
+    stripped = text.strip()
+    match = _FENCE.match(stripped)
+    if match:
+        stripped = match.group(1).strip()
+    if stripped.startswith("{"):
+        return stripped
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if 0 <= start < end:
+        return stripped[start : end + 1]
+    return stripped
+
+
+def describe_validation_error(exc: ValidationError, limit: int = 5) -> str:
+    """A short, readable summary of a pydantic validation error."""
+    parts = []
+    for err in exc.errors()[:limit]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "(answer)"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    more = len(exc.errors()) - limit
+    if more > 0:
+        parts.append(f"and {more} more problem(s)")
+    return "; ".join(parts)
+
+
+def parse_answer(text: str, schema: type[T]) -> T:
+    """Validate ``text`` as a ``schema`` object; raises :class:`ValueError` with a readable reason."""
+    candidate = _json_text(text)
+    if not candidate:
+        raise ValueError("the answer was empty")
+    try:
+        json.loads(candidate)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the answer is not valid JSON ({exc.msg} at position {exc.pos})") from exc
+    try:
+        return schema.model_validate_json(candidate)
+    except ValidationError as exc:
+        raise ValueError(
+            f"the answer does not match the schema: {describe_validation_error(exc)}"
+        ) from exc
+
+
+def schema_instruction(schema: type[BaseModel]) -> str:
+    schema_json = json.dumps(schema.model_json_schema(), ensure_ascii=False)
+    return (
+        "Reply with a single JSON object and nothing else: no prose before or after it and no "
+        "code fences. The object must validate against this JSON schema:\n" + schema_json
+    )
+
+
+def with_schema_instruction(messages: list[ChatMessage], schema: type[BaseModel]) -> list[dict[str, str]]:
+    """The messages as dicts, with the schema instruction added to the system message."""
+    instruction = schema_instruction(schema)
+    out = [m.model_dump() for m in messages]
+    if out and out[0]["role"] == "system":
+        out[0] = {"role": "system", "content": out[0]["content"].rstrip() + "\n\n" + instruction}
+    else:
+        out.insert(0, {"role": "system", "content": instruction})
+    return out
+
+
+REASK_TEMPLATE = (
+    "Your previous reply could not be used: {problem}. Reply again with one JSON object that "
+    "validates against the schema given in the instructions, and nothing else."
+)
+
+
+class StructuredJudge:
+    """A :class:`~clineval.judges.base.Judge` built from a :class:`ChatBackend`."""
+
+    def __init__(
+        self,
+        backend: ChatBackend,
+        *,
+        cache: JudgeCache | None = None,
+        mode: ResponseMode = "json_schema",
+        reask: bool = True,
+        max_tokens: int | None = None,
+    ):
+        self.backend = backend
+        self.cache = cache
+        self.mode: ResponseMode = mode
+        self.reask = reask
+        self.max_tokens = max_tokens
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.backend.identity(), "response_format": self.mode, "reask": self.reask}
+
+    async def ask(
+        self, messages: MessagesLike, schema: type[T], *, max_tokens: int | None = None
+    ) -> JudgeAnswer[T]:
+        msgs = with_schema_instruction(as_messages(messages), schema)
+        json_schema = schema.model_json_schema()
+        limit = max_tokens if max_tokens is not None else self.max_tokens
+        key = cache_key(
+            {
+                "backend": self.backend.identity(),
+                "mode": self.mode,
+                "max_tokens": limit,
+                "schema": json_schema,
+                "messages": msgs,
+            }
+        )
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                raw, _stored_usage = hit
+                try:
+                    output = parse_answer(raw, schema)
+                except ValueError:
+                    pass  # a stale entry that no longer validates: ask again
+                else:
+                    return JudgeAnswer(output=output, raw=raw, usage=Usage(cached=1), cached=True)
+
+        usage = Usage()
+        completion = await self._chat(msgs, schema, json_schema, limit, usage)
+        try:
+            output = parse_answer(completion.text, schema)
+            raw = completion.text
+        except ValueError as first:
+            if not self.reask:
+                raise JudgeError(f"judge answer rejected: {first}", raw=completion.text, usage=usage) from None
+            usage.reasks += 1
+            retry_msgs = [
+                *msgs,
+                {"role": "assistant", "content": completion.text},
+                {"role": "user", "content": REASK_TEMPLATE.format(problem=first)},
+            ]
+            second = await self._chat(retry_msgs, schema, json_schema, limit, usage)
+            try:
+                output = parse_answer(second.text, schema)
+                raw = second.text
+            except ValueError as again:
+                raise JudgeError(
+                    f"judge answer rejected after one re-ask: {again}", raw=second.text, usage=usage
+                ) from None
+        if self.cache is not None:
+            self.cache.put(key, raw, usage, completion.model)
+        return JudgeAnswer(output=output, raw=raw, usage=usage, cached=False)
+
+    async def _chat(
+        self,
+        msgs: list[dict[str, str]],
+        schema: type[BaseModel],
+        json_schema: dict[str, Any],
+        max_tokens: int | None,
+        usage: Usage,
+    ) -> Completion:
+        try:
+            completion = await self.backend.chat(
+                msgs, schema_name=schema.__name__, json_schema=json_schema, mode=self.mode,
+                max_tokens=max_tokens,
+            )
+        except JudgeError as exc:
+            exc.usage.add(usage)
+            raise
+        usage.calls += 1
+        usage.prompt_tokens += completion.prompt_tokens
+        usage.completion_tokens += completion.completion_tokens
+        return completion
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+        if self.cache is not None:
+            self.cache.close()

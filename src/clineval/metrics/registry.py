@@ -1,0 +1,271 @@
+"""The metric registry: metrics by name, by import path, and the specs that rebuild them.
+
+Built-in metrics register themselves with :func:`metric`; users do the same in their own
+modules, or name any class or function by its import path (``mypkg.metrics:Dosage`` or
+``metrics.py:dosage``). A :class:`MetricSpec` (name, settings, optional alias) is what a
+run stores, so that ``clineval run --resume`` and ``clineval score`` rebuild exactly the
+metrics that ran.
+
+On the command line and in run files a spec is written ``NAME``, ``NAME(key=value, ...)``
+or ``ALIAS=NAME(key=value)``, e.g. ``trajectory_single_tool_use(tool_name=order_ct)``.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from clineval.errors import ConfigError, MetricNotFoundError
+from clineval.importing import import_object
+from clineval.metrics.base import FunctionMetric, Metric
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class MetricEntry:
+    """A registered metric: how to build it and what the catalogue says of it."""
+
+    name: str
+    factory: Callable[..., Metric]
+    description: str
+    requires: tuple[str, ...]
+    needs_judge: bool
+    seed: str | None
+
+
+_REGISTRY: dict[str, MetricEntry] = {}
+_BUILTINS_LOADED = False
+
+
+def metric(
+    name: str | None = None,
+    *,
+    description: str | None = None,
+    seed: str | None = None,
+) -> Callable[[F], F]:
+    """Register a metric class or function under ``name`` (default: its own name).
+
+    ``description`` is the one line shown by ``clineval metrics`` (default: the first line
+    of the docstring); ``seed`` names the source document the definition follows.
+    """
+
+    def decorate(obj: F) -> F:
+        key = name or getattr(obj, "name", None) or obj.__name__
+        doc = description or (inspect.getdoc(obj) or "").split("\n")[0]
+        if inspect.isclass(obj):
+            factory: Callable[..., Metric] = obj
+            requires = tuple(getattr(obj, "requires", ()))
+            needs_judge = bool(getattr(obj, "needs_judge", False))
+            if not getattr(obj, "name", None):
+                obj.name = key
+        else:
+            fn = obj
+
+            def factory(**settings: Any) -> Metric:
+                return FunctionMetric(fn, name=key, description=doc, **settings)
+
+            probe = _probe_function(fn, key, doc)
+            requires = probe.requires if probe else ()
+            needs_judge = probe.needs_judge if probe else False
+        if key in _REGISTRY and _REGISTRY[key].factory is not factory:
+            existing = _REGISTRY[key]
+            if getattr(existing.factory, "__qualname__", None) != getattr(obj, "__qualname__", None):
+                raise ConfigError(f"a metric named {key!r} is already registered")
+        _REGISTRY[key] = MetricEntry(key, factory, doc, requires, needs_judge, seed)
+        return obj
+
+    return decorate
+
+
+def _probe_function(fn: Callable[..., Any], key: str, doc: str) -> FunctionMetric | None:
+    try:
+        return FunctionMetric(fn, name=key, description=doc)
+    except ConfigError:
+        # Has required settings; the catalogue reads the case fields from the signature.
+        params = inspect.signature(fn).parameters
+        from clineval.model import CASE_FIELDS
+
+        probe = FunctionMetric.__new__(FunctionMetric)
+        probe.requires = tuple(
+            p for p, v in params.items()
+            if p in CASE_FIELDS and v.default is inspect.Parameter.empty
+            and v.kind is not inspect.Parameter.KEYWORD_ONLY
+        )
+        probe.needs_judge = "judge" in params
+        return probe
+
+
+def _load_builtins() -> None:
+    global _BUILTINS_LOADED
+    if not _BUILTINS_LOADED:
+        _BUILTINS_LOADED = True
+        importlib.import_module("clineval.metrics.builtin")
+
+
+def catalogue() -> list[MetricEntry]:
+    """Every registered metric, sorted by name."""
+    _load_builtins()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def get_entry(name: str) -> MetricEntry:
+    _load_builtins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise MetricNotFoundError(_unknown_message(name)) from None
+
+
+def _unknown_message(name: str) -> str:
+    names = sorted(_REGISTRY)
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return (
+        f"unknown metric {name!r}.{hint} Known metrics: {', '.join(names)}. "
+        "A metric of your own can be named by its import path, 'package.module:Name' or 'file.py:name'."
+    )
+
+
+class MetricSpec(BaseModel):
+    """A metric to build: registry name or import path, settings, and the name its scores get."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+    alias: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return parse_metric_spec(data).model_dump()
+        return data
+
+    @property
+    def result_name(self) -> str:
+        """The name this metric's scores are stored and shown under."""
+        if self.alias:
+            return self.alias
+        if ":" in self.name:
+            return self.name.rpartition(":")[2].rpartition(".")[2]
+        return self.name
+
+    def __str__(self) -> str:
+        text = self.name
+        if self.args:
+            text += "(" + ", ".join(f"{k}={v!r}" for k, v in self.args.items()) + ")"
+        return f"{self.alias}={text}" if self.alias else text
+
+
+def parse_metric_spec(text: str) -> MetricSpec:
+    """Parse ``[ALIAS=]NAME[(key=value, ...)]``; values are Python literals or bare words."""
+    text = text.strip()
+    if not text:
+        raise ConfigError("empty metric name")
+    head, paren, rest = text.partition("(")
+    alias: str | None = None
+    if "=" in head:
+        alias, _, head = head.partition("=")
+        alias = alias.strip() or None
+    name = head.strip()
+    args: dict[str, Any] = {}
+    if paren:
+        if not rest.rstrip().endswith(")"):
+            raise ConfigError(f"metric {text!r}: missing closing parenthesis")
+        try:
+            call = ast.parse(f"f({rest.rstrip()[:-1]})", mode="eval").body
+        except SyntaxError:
+            raise ConfigError(
+                f"metric {text!r}: settings must look like NAME(key=value, key2=value2)"
+            ) from None
+        assert isinstance(call, ast.Call)
+        if call.args:
+            raise ConfigError(f"metric {text!r}: settings must be given as key=value")
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                raise ConfigError(f"metric {text!r}: settings must be given as key=value")
+            args[keyword.arg] = _literal(keyword.value, text)
+    if not name:
+        raise ConfigError(f"metric {text!r}: no metric name")
+    return MetricSpec(name=name, args=args, alias=alias)
+
+
+def _literal(node: ast.expr, text: str) -> Any:
+    if isinstance(node, ast.Name):
+        return {"true": True, "false": False, "none": None, "null": None}.get(node.id.lower(), node.id)
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_literal(e, text) for e in node.elts]
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise ConfigError(f"metric {text!r}: cannot read the value {ast.unparse(node)!r}") from None
+
+
+def build_metric(spec: MetricSpec | str, *, base_dir: Path | None = None) -> Metric:
+    """Build the metric a spec names, with its settings; the instance carries the spec."""
+    if isinstance(spec, str):
+        spec = parse_metric_spec(spec)
+    if ":" in spec.name:
+        obj = import_object(spec.name, base_dir=base_dir, what="metric")
+        instance = _instantiate(obj, spec)
+    else:
+        entry = get_entry(spec.name)
+        try:
+            instance = entry.factory(**spec.args)
+        except ConfigError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"metric {spec.name!r}: bad settings {spec.args}: {exc}") from None
+    try:
+        instance.name = spec.result_name
+    except AttributeError:
+        raise ConfigError(f"metric {spec.name!r}: its 'name' cannot be set") from None
+    try:
+        instance.spec = spec  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return instance
+
+
+def _instantiate(obj: Any, spec: MetricSpec) -> Metric:
+    if inspect.isclass(obj):
+        try:
+            made = obj(**spec.args)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"metric {spec.name!r}: cannot be created with {spec.args}: {exc}") from None
+        if hasattr(made, "score"):
+            if not hasattr(made, "requires"):
+                made.requires = ()
+            return made  # type: ignore[no-any-return]
+        if callable(made):
+            # An evaluator object called with named inputs, as other frameworks write them.
+            return FunctionMetric(made.__call__, name=spec.result_name)
+        raise ConfigError(f"metric {spec.name!r}: {obj.__name__} has no score() and is not callable")
+    if isinstance(obj, Metric):
+        if spec.args:
+            raise ConfigError(f"metric {spec.name!r} is an instance; it takes no settings")
+        return obj
+    if callable(obj):
+        return FunctionMetric(obj, name=spec.result_name, **spec.args)
+    raise ConfigError(f"metric {spec.name!r} is neither a metric class, an instance nor a function")
+
+
+def resolve_metric(item: Metric | MetricSpec | str | Callable[..., Any], *, base_dir: Path | None = None) -> Metric:
+    """Whatever a user passes in ``metrics=[...]`` as a metric instance."""
+    if isinstance(item, str | MetricSpec):
+        return build_metric(item, base_dir=base_dir)
+    if isinstance(item, Metric):
+        return item
+    if callable(item):
+        return FunctionMetric(item)
+    raise ConfigError(f"cannot use {item!r} as a metric: give a name, a Metric or a function")

@@ -1,0 +1,215 @@
+"""Bounded retries and adaptive concurrency for calls to remote services.
+
+Used by the judge backends and by the runner when it calls the agent under test.
+
+* :class:`AdaptiveLimiter` caps the number of calls in flight. When a server answers
+  "429 Too Many Requests" it halves the cap (once per burst: calls that started before
+  the last cut do not cut again) and, if the server sent ``Retry-After``, holds every
+  new call until that time. After a run of successes it raises the cap by one again,
+  up to the configured maximum (additive increase, multiplicative decrease).
+* :func:`call_with_retries` makes at most ``max_attempts`` attempts with a timeout each,
+  sleeping between attempts with exponential backoff and full jitter, or for the time the
+  server asked for in ``Retry-After`` / ``retry-after-ms``. It never loops forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_random_exponential
+
+R = TypeVar("R")
+Failure = Literal["rate_limit", "transient", "fatal"]
+
+
+class RetryPolicy(BaseModel):
+    """How hard to try one remote call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_attempts: int = Field(default=4, ge=1, le=20)
+    timeout_s: float = Field(default=60.0, gt=0)
+    initial_backoff_s: float = Field(default=0.5, ge=0)
+    max_backoff_s: float = Field(default=30.0, ge=0)
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The delay a server asked for in ``retry-after-ms`` or ``Retry-After``, if any."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def classify_failure(exc: BaseException) -> Failure:
+    """Default classification: timeouts and connection errors, 408, 409, 429 and 5xx are worth a retry."""
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return "transient"
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        if status == 429:
+            return "rate_limit"
+        if status in (408, 409) or status >= 500:
+            return "transient"
+    return "fatal"
+
+
+@dataclass
+class Slot:
+    """A permit to make one call; tell it when the server rate-limited the call."""
+
+    limiter: AdaptiveLimiter
+    epoch: int
+
+    def rate_limited(self, retry_after: float | None) -> None:
+        self.limiter._on_rate_limit(self.epoch, retry_after)
+
+    def succeeded(self) -> None:
+        self.limiter._on_success()
+
+
+class AdaptiveLimiter:
+    """A concurrency cap that backs off when the server rate-limits, and recovers."""
+
+    def __init__(self, max_concurrency: int, *, min_concurrency: int = 1):
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.max_concurrency = max_concurrency
+        self.min_concurrency = max(1, min(min_concurrency, max_concurrency))
+        self.limit = max_concurrency
+        self.in_flight = 0
+        self.rate_limited_count = 0
+        self.lowest_limit = max_concurrency
+        self._epoch = 0
+        self._successes = 0
+        self._paused_until = 0.0
+        self._cond: asyncio.Condition | None = None
+
+    def _condition(self) -> asyncio.Condition:
+        if self._cond is None:
+            self._cond = asyncio.Condition()
+        return self._cond
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[Slot]:
+        cond = self._condition()
+        async with cond:
+            while True:
+                pause = self._paused_until - time.monotonic()
+                if pause > 0:
+                    cond.release()
+                    try:
+                        await asyncio.sleep(pause)
+                    finally:
+                        await cond.acquire()
+                    continue
+                if self.in_flight < self.limit:
+                    break
+                await cond.wait()
+            self.in_flight += 1
+            epoch = self._epoch
+        try:
+            yield Slot(self, epoch)
+        finally:
+            async with cond:
+                self.in_flight -= 1
+                cond.notify_all()
+
+    def _on_success(self) -> None:
+        self._successes += 1
+        if self.limit < self.max_concurrency and self._successes >= self.limit:
+            self.limit += 1
+            self._successes = 0
+
+    def _on_rate_limit(self, epoch: int, retry_after: float | None) -> None:
+        self.rate_limited_count += 1
+        if retry_after:
+            self._paused_until = max(self._paused_until, time.monotonic() + retry_after)
+        if epoch == self._epoch:
+            self.limit = max(self.min_concurrency, self.limit // 2)
+            self.lowest_limit = min(self.lowest_limit, self.limit)
+            self._epoch += 1
+            self._successes = 0
+
+
+def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
+    exponential = wait_random_exponential(
+        multiplier=policy.initial_backoff_s, max=max(policy.max_backoff_s, policy.initial_backoff_s)
+    )
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        asked = retry_after_seconds(exc) if exc is not None else None
+        if asked is not None:
+            return min(asked, max(policy.max_backoff_s, 0.0))
+        return float(exponential(state))
+
+    return wait
+
+
+async def call_with_retries(
+    call: Callable[[], Awaitable[R]],
+    *,
+    policy: RetryPolicy,
+    limiter: AdaptiveLimiter | None = None,
+    classify: Callable[[BaseException], Failure] = classify_failure,
+    on_retry: Callable[[BaseException, int], Any] | None = None,
+) -> R:
+    """Run ``call`` with a timeout per attempt and bounded retries; re-raise the last error."""
+
+    def retryable(exc: BaseException) -> bool:
+        return classify(exc) != "fatal"
+
+    def before_sleep(state: RetryCallState) -> None:
+        if on_retry is not None and state.outcome is not None:
+            exc = state.outcome.exception()
+            if exc is not None:
+                on_retry(exc, state.attempt_number)
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts),
+        wait=_wait(policy),
+        retry=retry_if_exception(retryable),
+        reraise=True,
+        before_sleep=before_sleep,
+    )
+    async for attempt in retrying:
+        with attempt:
+            if limiter is None:
+                return await asyncio.wait_for(call(), timeout=policy.timeout_s)
+            async with limiter.slot() as slot:
+                try:
+                    result = await asyncio.wait_for(call(), timeout=policy.timeout_s)
+                except BaseException as exc:
+                    if isinstance(exc, Exception) and classify(exc) == "rate_limit":
+                        slot.rate_limited(retry_after_seconds(exc))
+                    raise
+                slot.succeeded()
+                return result
+    raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
