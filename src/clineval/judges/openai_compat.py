@@ -9,6 +9,7 @@ ones in force.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -37,6 +38,8 @@ def _mentions_response_format(exc: BaseException) -> bool:
 def classify_openai_failure(exc: BaseException) -> Failure:
     if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError):
         return "transient"
+    if isinstance(exc, json.JSONDecodeError | openai.APIResponseValidationError):
+        return "transient"  # a garbled body (a proxy hiccup); the next attempt may be fine
     if isinstance(exc, openai.APIStatusError) and _mentions_response_format(exc):
         return "fatal"  # the server does not support the response format: retrying cannot help
     return classify_failure(exc)
@@ -176,6 +179,11 @@ class OpenAIBackend:
             raise JudgeError(
                 f"judge call failed after {self.policy.max_attempts} attempt(s) at most: "
                 f"{_describe(exc)}"
+            ) from None
+        except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+            raise JudgeError(
+                f"the judge endpoint sent a response that is not a valid chat completion "
+                f"after {self.policy.max_attempts} attempt(s): {_describe(exc)}"
             ) from None
         except (TimeoutError, openai.APITimeoutError, openai.APIConnectionError) as exc:
             raise JudgeError(

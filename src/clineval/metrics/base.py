@@ -195,7 +195,7 @@ class FunctionMetric(BaseMetric):
             field = param.name if param.name in CASE_FIELDS else FIELD_ALIASES.get(param.name)
             if param.name in INJECTED:
                 self._injected.append(param.name)
-            elif field is not None and param.kind is not inspect.Parameter.KEYWORD_ONLY:
+            elif field is not None:
                 self._fields[param.name] = field
                 if param.default is inspect.Parameter.empty:
                     required.append(field)
@@ -250,7 +250,7 @@ async def score_case(metric: Metric, case: Case, ctx: ScoreContext) -> Score:
         if case.agent_run is not None and case.agent_run.failed and set(missing) & {"response", "trajectory"}:
             return Score.failed(f"the agent failed on this case: {case.agent_run.error or 'unknown error'}")
         names = ", ".join(repr(f) for f in missing)
-        return Score.failed(f"case {case.id!r} has no {names}, which metric {metric.name!r} requires",
+        return Score.failed(f"the case has no {names}, which metric {metric.name!r} requires",
                             missing_fields=missing)
     if getattr(metric, "needs_judge", False) and ctx.judge is None:
         return Score.failed(_no_judge(metric.name))

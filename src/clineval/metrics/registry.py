@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clineval.errors import ConfigError, MetricNotFoundError
 from clineval.importing import import_object
@@ -98,7 +98,6 @@ def _probe_function(fn: Callable[..., Any], key: str, doc: str) -> FunctionMetri
         probe.requires = tuple(
             p for p, v in params.items()
             if p in CASE_FIELDS and v.default is inspect.Parameter.empty
-            and v.kind is not inspect.Parameter.KEYWORD_ONLY
         )
         probe.needs_judge = "judge" in params
         return probe
@@ -141,7 +140,7 @@ class MetricSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1)
-    args: dict[str, JsonValue] = Field(default_factory=dict)
+    args: dict[str, Any] = Field(default_factory=dict)
     alias: str | None = None
 
     @model_validator(mode="before")

@@ -1,13 +1,20 @@
 """The data model: cases going in, scores coming out."""
 
 from clineval.model.case import CASE_FIELDS, AgentRun, Case, GoldFact, ToolCall, Turn
+from clineval.model.run import AgentOutput, DatasetInfo, GitInfo, ResultRecord, RunRecord, RunStatus
 from clineval.model.score import Score, ScoreStatus
 
 __all__ = [
     "CASE_FIELDS",
+    "AgentOutput",
     "AgentRun",
     "Case",
+    "DatasetInfo",
+    "GitInfo",
     "GoldFact",
+    "ResultRecord",
+    "RunRecord",
+    "RunStatus",
     "Score",
     "ScoreStatus",
     "ToolCall",

@@ -1,0 +1,392 @@
+"""The Python API: ``evaluate`` (and ``aevaluate``), ``rescore`` and ``load_run``.
+
+>>> from clineval import evaluate
+>>> result = evaluate("cases.jsonl", metrics=["rouge", "trajectory_precision"], agent=my_agent)
+>>> result.to_pandas()          # one row per case
+>>> result.aggregate()          # mean, std, 95 % CI, unscored count per metric
+
+Every run is saved in the run store (``.clineval/clineval.db`` by default) as it goes;
+``resume=RUN_ID`` continues an interrupted run, ``rescore(RUN_ID, metrics=...)`` scores a
+stored run's outputs with other metrics without calling the agent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, build_agent
+from clineval.datasets import Dataset, fingerprint_cases, load_dataset
+from clineval.errors import ConfigError
+from clineval.judges.base import Judge
+from clineval.judges.config import JudgeConfig, build_judge, default_judge_config
+from clineval.metrics.base import Metric
+from clineval.metrics.registry import MetricSpec, build_metric, resolve_metric
+from clineval.model import Case, DatasetInfo, RunRecord
+from clineval.results.result import EvalResult
+from clineval.runner.agent import AgentCaller, AgentFn
+from clineval.runner.engine import RunPlan, execute
+from clineval.runner.progress import ProgressReporter, default_progress
+from clineval.runner.provenance import (
+    clineval_version,
+    git_info,
+    new_run_id,
+    package_versions,
+    platform_name,
+    python_version,
+)
+from clineval.store.sqlite import DEFAULT_STORE, RunStore
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+R = TypeVar("R")
+MetricLike = Metric | MetricSpec | str | Callable[..., Any]
+AGENT_METRICS = ("latency", "failure")
+
+
+def _run_sync(coro: Coroutine[Any, Any, R]) -> R:
+    """Run a coroutine to completion, also from inside a running loop (e.g. a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="clineval-evaluate")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+def _open_store(store: str | Path | RunStore) -> RunStore:
+    return store if isinstance(store, RunStore) else RunStore(store)
+
+
+def _judge_from(judge: Judge | JudgeConfig | str | None) -> tuple[JudgeConfig | None, Judge | None]:
+    if judge is None:
+        return default_judge_config(), None
+    if isinstance(judge, str):
+        return JudgeConfig.model_validate(judge), None
+    if isinstance(judge, JudgeConfig):
+        return judge, None
+    return None, judge
+
+
+def _metric_spec(metric: Metric) -> dict[str, Any]:
+    spec = getattr(metric, "spec", None)
+    if isinstance(spec, MetricSpec):
+        return spec.model_dump(exclude_defaults=True)
+    return {"name": f"python:{type(metric).__qualname__}", "alias": metric.name}
+
+
+def _check_names(metrics: Sequence[Metric]) -> None:
+    seen: set[str] = set()
+    for metric in metrics:
+        if metric.name in seen:
+            raise ConfigError(
+                f"two metrics are named {metric.name!r}; give one an alias, e.g. "
+                f"'{metric.name}_2={metric.name}(...)'"
+            )
+        seen.add(metric.name)
+
+
+def _judge_record(judge: Judge | None, config: JudgeConfig | None) -> dict[str, Any] | None:
+    if judge is None:
+        return {"name": "none"}
+    return {"name": judge.name, **judge.describe(), **({"config": config.label} if config else {})}
+
+
+class _Session:
+    """Builds the parts of a run (store, judge, metrics, agent) and runs it once."""
+
+    def __init__(self, config: RunConfig, store: RunStore, progress: ProgressReporter):
+        self.config = config
+        self.store = store
+        self.progress = progress
+
+    def judge(self, given: Judge | None) -> Judge | None:
+        if given is not None:
+            return given
+        cache = None if self.config.cache is None else self.config.cache
+        return build_judge(self.config.judge, cache_path=cache, base_dir=self.config.folder)
+
+    async def run(
+        self, record: RunRecord, cases: Sequence[Case], metrics: Sequence[Metric],
+        agent: AgentFn | None, judge: Judge | None,
+    ) -> EvalResult:
+        caller = None
+        if agent is not None:
+            settings = self.config.agent or AgentConfig(target="python:agent")
+            caller = AgentCaller(agent, settings)
+        plan = RunPlan(
+            run=record, cases=cases, metrics=metrics, agent=caller, judge=judge,
+            scoring_concurrency=self.config.effective_scoring_concurrency(),
+        )
+        try:
+            final = await execute(plan, self.store, self.progress)
+        finally:
+            if judge is not None:
+                await judge.aclose()
+        return EvalResult(
+            run=final, cases=self.store.merged_cases(final.id), results=self.store.load_results(final.id),
+            store_path=str(self.store.path),
+        )
+
+
+def _new_record(
+    config: RunConfig, dataset_source: str, cases: Sequence[Case], metrics: Sequence[Metric],
+    judge: Judge | None, judge_config: JudgeConfig | None, source_run_id: str | None = None,
+) -> RunRecord:
+    stored = config.model_copy(update={"metrics": []}).model_dump(mode="json")
+    stored["metrics"] = [_metric_spec(m) for m in metrics]
+    return RunRecord(
+        id=new_run_id(),
+        name=config.name,
+        created_at=time.time(),
+        config=stored,
+        metrics=[m.name for m in metrics],
+        judge=_judge_record(judge, judge_config),
+        dataset=DatasetInfo(source=dataset_source, fingerprint=fingerprint_cases(cases), n_cases=len(cases)),
+        tags=config.tags,
+        clineval_version=clineval_version(),
+        python=python_version(),
+        platform=platform_name(),
+        packages=package_versions(),
+        git=git_info(),
+        source_run_id=source_run_id,
+    )
+
+
+def _metrics_from(items: Sequence[MetricLike], base_dir: Path | None) -> list[Metric]:
+    return [resolve_metric(item, base_dir=base_dir) for item in items]
+
+
+async def aevaluate(
+    data: Any = None,
+    metrics: Sequence[MetricLike] = (),
+    *,
+    agent: AgentFn | str | AgentConfig | None = None,
+    judge: Judge | JudgeConfig | str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    name: str | None = None,
+    tags: Mapping[str, str] | None = None,
+    store: str | Path | RunStore = DEFAULT_STORE,
+    cache: str | None = DEFAULT_CACHE,
+    agent_concurrency: int = 8,
+    agent_timeout_s: float = 300.0,
+    agent_max_attempts: int = 1,
+    judge_concurrency: int | None = None,
+    scoring_concurrency: int | None = None,
+    progress: bool | ProgressReporter | None = None,
+    resume: str | None = None,
+    retry_errors: bool = False,
+    config: RunConfig | None = None,
+) -> EvalResult:
+    """Async form of :func:`evaluate`."""
+    reporter = progress if not isinstance(progress, bool | None) else default_progress(progress)
+    if resume is not None:
+        return await _resume(resume, store=store, judge=judge, agent=agent, progress=reporter,
+                             retry_errors=retry_errors, metrics=metrics)
+    judge_config: JudgeConfig | None
+    judge_obj: Judge | None
+    if config is not None and judge is None:
+        judge_config, judge_obj = config.judge, None
+    else:
+        judge_config, judge_obj = _judge_from(judge)
+        if config is not None and judge_config is not None:
+            config = config.model_copy(update={"judge": judge_config})
+    if config is None:
+        agent_config: AgentConfig | None = None
+        if isinstance(agent, str):
+            agent_config = AgentConfig(target=agent, concurrency=agent_concurrency,
+                                       timeout_s=agent_timeout_s, max_attempts=agent_max_attempts)
+        elif isinstance(agent, AgentConfig):
+            agent_config = agent
+        elif agent is not None:
+            agent_config = AgentConfig(target=f"python:{getattr(agent, '__qualname__', 'agent')}",
+                                       concurrency=agent_concurrency, timeout_s=agent_timeout_s,
+                                       max_attempts=agent_max_attempts)
+        config = RunConfig(
+            name=name, mapping=dict(mapping or {}), agent=agent_config,
+            judge=judge_config or JudgeConfig(), store=str(getattr(store, "path", store)), cache=cache,
+            scoring_concurrency=scoring_concurrency, tags=dict(tags or {}),
+            data=str(data) if isinstance(data, str | Path) else None,
+        )
+        if judge_concurrency is not None:
+            config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})
+    run_store = _open_store(store)
+    session = _Session(config, run_store, reporter)
+
+    # Data
+    if isinstance(data, Dataset):
+        dataset = data
+    elif data is None:
+        path = config.data_path()
+        if path is None:
+            raise ConfigError("no data: pass a dataset (a file, a DataFrame or a list of dicts)")
+        dataset = load_dataset(path, mapping=config.mapping)
+    elif isinstance(data, str | Path):
+        dataset = load_dataset(Path(data), mapping=config.mapping)
+    else:
+        dataset = load_dataset(data, mapping=config.mapping)
+
+    # Agent
+    agent_fn: AgentFn | None
+    if agent is not None and callable(agent) and not isinstance(agent, AgentConfig):
+        agent_fn = agent
+    elif config.agent is not None:
+        agent_fn = build_agent(config.agent, config.folder)
+    else:
+        agent_fn = None
+
+    # Metrics
+    items: list[MetricLike] = list(metrics) or list(config.metrics)
+    built = _metrics_from(items, config.folder)
+    if agent_fn is not None:
+        present = {m.name for m in built}
+        built += [build_metric(n) for n in AGENT_METRICS if n not in present]
+    if not built:
+        raise ConfigError("no metrics: name at least one (see 'clineval metrics')")
+    _check_names(built)
+
+    judge_instance = session.judge(judge_obj)
+    record = _new_record(config, dataset.source, dataset.cases, built, judge_instance, judge_config)
+    run_store.create_run(record, dataset.cases)
+    return await session.run(record, dataset.cases, built, agent_fn, judge_instance)
+
+
+def evaluate(data: Any = None, metrics: Sequence[MetricLike] = (), **kwargs: Any) -> EvalResult:
+    """Evaluate a dataset with metrics, optionally running an agent over it first.
+
+    ``data``: a JSONL/JSON/CSV path, a pandas DataFrame, a list of dicts or cases.
+    ``metrics``: registry names (``"rouge"``, ``"trajectory_single_tool_use(tool_name=x)"``),
+    import paths, :class:`~clineval.metrics.Metric` objects or plain functions.
+    ``agent``: a callable (sync or async) that takes the case input and returns the
+    response, or a dict with ``response`` and ``trajectory``; latency and failure are
+    then recorded for every case.
+    ``judge``: ``None`` (``$CLINEVAL_JUDGE`` or no judge), a spec such as
+    ``"openai:gpt-4o-mini"``, a :class:`~clineval.judges.JudgeConfig` or a judge object.
+    See :func:`aevaluate` for the other keyword arguments.
+    """
+    return _run_sync(aevaluate(data, metrics, **kwargs))
+
+
+async def _resume(
+    run_ref: str, *, store: str | Path | RunStore, judge: Judge | JudgeConfig | str | None,
+    agent: Any, progress: ProgressReporter, retry_errors: bool, metrics: Sequence[MetricLike],
+) -> EvalResult:
+    run_store = _open_store(store)
+    record = run_store.get_run(run_ref)
+    config = RunConfig.model_validate(record.config)
+    judge_config, judge_obj = (None, None) if judge is None else _judge_from(judge)
+    if judge_config is not None:
+        config.judge = judge_config
+    session = _Session(config, run_store, progress)
+    cases = run_store.load_cases(record.id)
+    if metrics:
+        built = _metrics_from(list(metrics), config.folder)
+    else:
+        built = []
+        for spec in config.metrics:
+            if spec.name.startswith("python:"):
+                raise ConfigError(
+                    f"run {record.id} used a metric given as a Python object ({spec.name}); resume it "
+                    "from Python with evaluate(..., metrics=[...same objects...], resume=RUN_ID)"
+                )
+            built.append(build_metric(spec, base_dir=config.folder))
+    if [m.name for m in built] != record.metrics:
+        raise ConfigError(
+            f"run {record.id} has metrics {record.metrics}; resume with the same ones "
+            "(use 'clineval score' to add metrics to a stored run)"
+        )
+    agent_fn: AgentFn | None = None
+    if config.agent is not None:
+        if callable(agent):
+            agent_fn = agent
+        elif config.agent.target.startswith("python:"):
+            outputs = run_store.load_outputs(record.id)
+            if len(outputs) < len(cases):
+                raise ConfigError(
+                    f"run {record.id} ran an agent given as a Python object; resume it from Python "
+                    "with evaluate(..., agent=<the same agent>, resume=RUN_ID)"
+                )
+        else:
+            agent_fn = build_agent(config.agent, config.folder)
+    if retry_errors:
+        run_store.delete_error_results(record.id)
+    judge_instance = session.judge(judge_obj)
+    record.status = "running"
+    record.error = None
+    if judge_config is not None or judge_obj is not None:
+        record.judge = _judge_record(judge_instance, judge_config)
+    run_store.update_run(record)
+    return await session.run(record, cases, built, agent_fn, judge_instance)
+
+
+async def arescore(
+    run_ref: str,
+    metrics: Sequence[MetricLike],
+    *,
+    judge: Judge | JudgeConfig | str | None = None,
+    store: str | Path | RunStore = DEFAULT_STORE,
+    cache: str | None = DEFAULT_CACHE,
+    name: str | None = None,
+    tags: Mapping[str, str] | None = None,
+    judge_concurrency: int | None = None,
+    progress: bool | ProgressReporter | None = None,
+) -> EvalResult:
+    """Async form of :func:`rescore`."""
+    reporter = progress if not isinstance(progress, bool | None) else default_progress(progress)
+    run_store = _open_store(store)
+    source = run_store.get_run(run_ref)
+    source_config = RunConfig.model_validate(source.config)
+    cases = run_store.merged_cases(source.id)
+    judge_config, judge_obj = _judge_from(judge)
+    config = RunConfig(
+        name=name or (f"{source.name} (rescored)" if source.name else None),
+        judge=judge_config or JudgeConfig(), store=str(run_store.path), cache=cache,
+        tags={**source.tags, **dict(tags or {})}, base_dir=source_config.base_dir,
+    )
+    if judge_concurrency is not None:
+        config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})
+    built = _metrics_from(list(metrics), config.folder)
+    if not built:
+        raise ConfigError("no metrics: name at least one (see 'clineval metrics')")
+    _check_names(built)
+    session = _Session(config, run_store, reporter)
+    judge_instance = session.judge(judge_obj)
+    record = _new_record(config, f"run {source.id}", cases, built, judge_instance, judge_config,
+                         source_run_id=source.id)
+    run_store.create_run(record, cases)
+    return await session.run(record, cases, built, None, judge_instance)
+
+
+def rescore(run_ref: str, metrics: Sequence[MetricLike], **kwargs: Any) -> EvalResult:
+    """Score a stored run's cases and agent outputs with other metrics, as a new run.
+
+    The agent is not called again; the new run records the run it came from.
+    """
+    return _run_sync(arescore(run_ref, metrics, **kwargs))
+
+
+def load_run(run_ref: str, *, store: str | Path | RunStore = DEFAULT_STORE) -> EvalResult:
+    """A stored run as an :class:`EvalResult` (``latest`` names the newest)."""
+    run_store = _open_store(store)
+    record = run_store.get_run(run_ref)
+    return EvalResult(
+        run=record, cases=run_store.merged_cases(record.id), results=run_store.load_results(record.id),
+        store_path=str(run_store.path),
+    )

@@ -1,0 +1,312 @@
+"""The ``clineval`` command line.
+
+User mistakes (a bad row, an unknown metric, a run id that does not exist) print one
+clear message and exit with status 2; no traceback. Status 1 is kept for ``run``
+finishing with a failed judge configuration, and any other traceback is a bug.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from clineval import api
+from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, load_run_config
+from clineval.errors import ClinevalError, ConfigError
+from clineval.judges.config import JudgeConfig
+from clineval.metrics.registry import MetricSpec, catalogue, parse_metric_spec
+from clineval.results import render
+from clineval.results.result import EvalResult
+from clineval.results.export import export_run
+from clineval.store.sqlite import DEFAULT_STORE, RunStore
+
+F = TypeVar("F", bound=Callable[..., Any])
+def _console(stderr: bool = False) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    # Piped output gets a wider page than rich's 80 columns, so tables keep their ids whole.
+    wide = not stream.isatty() and "COLUMNS" not in os.environ
+    return Console(stderr=stderr, width=140 if wide else None)
+
+
+out = _console()
+err = _console(stderr=True)
+
+
+def friendly(fn: F) -> F:
+    """Print user errors as one line instead of a traceback."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ClinevalError as exc:
+            err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            err.print("[yellow]interrupted[/]: everything finished so far is saved; "
+                      "continue with 'clineval run --resume RUN_ID' (see 'clineval runs')")
+            sys.exit(130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+store_option = click.option(
+    "--store", "store_path", default=DEFAULT_STORE, show_default=True, envvar="CLINEVAL_STORE",
+    help="SQLite run store (env CLINEVAL_STORE).",
+)
+
+
+def _split_metrics(values: Sequence[str]) -> list[MetricSpec]:
+    specs: list[MetricSpec] = []
+    for value in values:
+        for part in _split_top_level(value):
+            if part.strip():
+                specs.append(parse_metric_spec(part))
+    return specs
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside parentheses, brackets or quotes."""
+    parts, depth, quote, current = [], 0, "", []
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+def _pairs(values: Sequence[str], what: str) -> dict[str, str]:
+    out_map: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{what} {value!r}: expected KEY=VALUE")
+        out_map[key.strip()] = val.strip()
+    return out_map
+
+
+def _show(result: EvalResult, by: str | None, cases: bool) -> None:
+    render.print_result(result, out, by=by, cases=cases)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="clineval")
+def cli() -> None:
+    """Evaluate clinical AI agents: run, score, store and compare."""
+
+
+@cli.command()
+@click.argument("run_file", required=False, type=click.Path(dir_okay=False))
+@click.option("--data", "-d", help="Dataset: .jsonl, .json or .csv.")
+@click.option("--metric", "-m", "metric_opts", multiple=True,
+              help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value), ALIAS=NAME(...).")
+@click.option("--metrics", "metrics_csv", multiple=True, hidden=True)
+@click.option("--agent", "-a", help="Agent to run first: module:function or file.py:function.")
+@click.option("--judge", "-j", help="none | openai:MODEL[@BASE_URL] | azure[:DEPLOYMENT] | scripted:FILE.")
+@click.option("--map", "mapping", multiple=True, help="Column mapping COLUMN=FIELD (repeatable).")
+@click.option("--name", help="A name for the run.")
+@click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
+@click.option("--concurrency", type=click.IntRange(1, 1024), help="Agent calls at once.")
+@click.option("--agent-timeout", type=click.FloatRange(min=0.001), help="Seconds per agent call.")
+@click.option("--judge-concurrency", type=click.IntRange(1, 1024), help="Judge calls at once.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the judge cache.")
+@click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
+@click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
+@click.option("--resume", help="Continue an interrupted run (id, prefix or 'latest').")
+@click.option("--retry-errors", is_flag=True, help="With --resume: score error results again.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@store_option
+@friendly
+def run(
+    run_file: str | None, data: str | None, metric_opts: tuple[str, ...], metrics_csv: tuple[str, ...],
+    agent: str | None, judge: str | None, mapping: tuple[str, ...], name: str | None,
+    tags: tuple[str, ...], concurrency: int | None, agent_timeout: float | None,
+    judge_concurrency: int | None, no_cache: bool, group_by: str | None, show_cases: bool,
+    resume: str | None, retry_errors: bool, quiet: bool, store_path: str,
+) -> None:
+    """Run an evaluation from a RUN_FILE (YAML) and/or options, and show the results."""
+    progress = None if not quiet else False
+    specs = _split_metrics([*metric_opts, *metrics_csv])
+    if resume:
+        if run_file or data or specs or agent:
+            raise ConfigError("--resume continues a run with its own data, agent and metrics; "
+                              "to score a stored run with other metrics use 'clineval score'")
+        judge_config = JudgeConfig.model_validate(judge) if judge else None
+        result = api.evaluate(resume=resume, store=store_path, judge=judge_config,
+                              retry_errors=retry_errors, progress=progress)
+        _show(result, group_by, show_cases)
+        return
+    config = load_run_config(run_file) if run_file else RunConfig()
+    updates: dict[str, Any] = {}
+    if data:
+        updates["data"] = str(Path(data).resolve())
+    if specs:
+        updates["metrics"] = specs
+    if agent:
+        updates["agent"] = AgentConfig(target=agent)
+    if judge:
+        updates["judge"] = JudgeConfig.model_validate(judge)
+    if mapping:
+        updates["mapping"] = {**config.mapping, **_pairs(mapping, "--map")}
+    if name:
+        updates["name"] = name
+    if tags:
+        updates["tags"] = {**config.tags, **_pairs(tags, "--tag")}
+    if no_cache:
+        updates["cache"] = None
+    if group_by:
+        updates["group_by"] = group_by
+    updates["store"] = store_path if store_path != DEFAULT_STORE or not run_file else config.store
+    config = config.model_copy(update=updates)
+    if config.agent is not None and (concurrency or agent_timeout):
+        agent_updates: dict[str, Any] = {}
+        if concurrency:
+            agent_updates["concurrency"] = concurrency
+        if agent_timeout:
+            agent_updates["timeout_s"] = agent_timeout
+        config.agent = config.agent.model_copy(update=agent_updates)
+    if judge_concurrency:
+        config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})
+    # Validate the assembled configuration once more (options bypass field validation).
+    config = RunConfig.model_validate(config.model_dump())
+    if config.data is None:
+        raise ConfigError("no dataset: give --data FILE or 'data:' in the run file")
+    result = api.evaluate(config=config, store=config.store, cache=config.cache, progress=progress)
+    _show(result, config.group_by, show_cases)
+
+
+@cli.command()
+@click.argument("run_ref")
+@click.option("--metric", "-m", "metric_opts", multiple=True, required=True,
+              help="Metric spec (repeatable or comma-separated).")
+@click.option("--judge", "-j", help="Judge for judge-based metrics.")
+@click.option("--judge-concurrency", type=click.IntRange(1, 1024))
+@click.option("--name", help="A name for the new run.")
+@click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
+@click.option("--no-cache", is_flag=True)
+@click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
+@click.option("--quiet", "-q", is_flag=True)
+@store_option
+@friendly
+def score(run_ref: str, metric_opts: tuple[str, ...], judge: str | None, judge_concurrency: int | None,
+          name: str | None, tags: tuple[str, ...], no_cache: bool, group_by: str | None, quiet: bool,
+          store_path: str) -> None:
+    """Score a stored run's outputs with other metrics (a new run; the agent is not called)."""
+    specs = _split_metrics(metric_opts)
+    result = api.rescore(
+        run_ref, specs, judge=JudgeConfig.model_validate(judge) if judge else None, store=store_path,
+        cache=None if no_cache else DEFAULT_CACHE, name=name, tags=_pairs(tags, "--tag"),
+        judge_concurrency=judge_concurrency, progress=None if not quiet else False,
+    )
+    _show(result, group_by, False)
+
+
+@cli.command()
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1))
+@store_option
+@friendly
+def runs(limit: int, store_path: str) -> None:
+    """List stored runs, newest first."""
+    if not Path(store_path).exists():
+        out.print(f"No runs yet ({store_path} does not exist).")
+        return
+    with RunStore(store_path) as store:
+        records = store.list_runs(limit)
+    if not records:
+        out.print("No runs yet.")
+        return
+    out.print(render.runs_table(records))
+
+
+@cli.command()
+@click.argument("run_ref", default="latest")
+@click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
+@click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
+@store_option
+@friendly
+def show(run_ref: str, group_by: str | None, show_cases: bool, store_path: str) -> None:
+    """Show a stored run: provenance, aggregates, unscored reasons (RUN_REF: id, prefix, 'latest')."""
+    _require_store(store_path)
+    result = api.load_run(run_ref, store=store_path)
+    run_ = result.run
+    details = Table.grid(padding=(0, 2))
+    details.add_row("created", render._when(run_.created_at))
+    details.add_row("finished", render._when(run_.finished_at))
+    details.add_row("dataset", f"{run_.dataset.source} ({run_.dataset.n_cases} cases, "
+                    f"fingerprint {run_.dataset.fingerprint})")
+    if run_.git:
+        details.add_row("commit", run_.git.commit + (" (uncommitted changes)" if run_.git.dirty else ""))
+    if run_.source_run_id:
+        details.add_row("rescored from", run_.source_run_id)
+    details.add_row("clineval", f"{run_.clineval_version}, Python {run_.python}, {run_.platform}")
+    out.print(details)
+    _show(result, group_by, show_cases)
+
+
+@cli.command(name="export")
+@click.argument("run_ref", default="latest")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "long-csv"]), default="jsonl",
+              show_default=True, help="jsonl: one case per line with all scores; csv: one row per case; "
+              "long-csv: one row per (case, metric).")
+@click.option("--out", "-o", "out_path", type=click.Path(dir_okay=False),
+              help="Output file (default: <run>.<ext> in the working directory; '-' for stdout).")
+@store_option
+@friendly
+def export_cmd(run_ref: str, fmt: str, out_path: str | None, store_path: str) -> None:
+    """Export a run's cases, outputs and scores."""
+    _require_store(store_path)
+    result = api.load_run(run_ref, store=store_path)
+    ext = "jsonl" if fmt == "jsonl" else "csv"
+    target = out_path or f"{result.run.id}.{ext}"
+    export_run(result, fmt, sys.stdout if target == "-" else Path(target))
+    if target != "-":
+        err.print(f"wrote {target}")
+
+
+@cli.command(name="metrics")
+@friendly
+def metrics_cmd() -> None:
+    """List the metric catalogue with one-line definitions."""
+    table = Table(header_style="bold")
+    table.add_column("metric", no_wrap=True)
+    table.add_column("needs")
+    table.add_column("judge")
+    table.add_column("definition")
+    for entry in catalogue():
+        table.add_row(entry.name, ", ".join(entry.requires) or "–", "yes" if entry.needs_judge else "",
+                      entry.description)
+    out.print(table)
+    out.print("Settings: NAME(key=value, ...); your own metrics: 'package.module:Name' or 'file.py:name'.")
+
+
+def _require_store(store_path: str) -> None:
+    if not Path(store_path).exists():
+        raise ConfigError(f"no run store at {store_path}; run 'clineval run' first or pass --store")
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,145 @@
+"""Run configuration: one pydantic model for run files, CLI options and the Python API.
+
+A run file is YAML::
+
+    name: quickstart
+    data: cases.jsonl               # relative to this file
+    mapping: {question: input}      # optional: their column -> case field
+    agent: agent.py:run_agent       # optional: module:function or file.py:function
+    metrics:
+      - rouge
+      - trajectory_precision
+      - uses_labs=trajectory_single_tool_use(tool_name=get_labs)
+      - name: rubric
+        args: {criteria: "...", rating_scale: {1: "...", 5: "..."}}
+    judge: none                     # or openai:MODEL, azure, scripted:FILE (see clineval.judges.config)
+    tags: {team: cardiology}
+
+The same model is stored with each run, so that a run can be resumed or compared.
+"""
+
+from __future__ import annotations
+
+import inspect
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from clineval.errors import ConfigError
+from clineval.importing import import_object
+from clineval.judges.config import JudgeConfig, default_judge_config
+from clineval.metrics.registry import MetricSpec
+from clineval.runner.agent import AgentFn, AgentSettings
+from clineval.store.sqlite import DEFAULT_STORE
+
+DEFAULT_CACHE = ".clineval/judge_cache.db"
+
+
+class AgentConfig(AgentSettings):
+    """The agent under test: an import path, optional constructor settings, and call limits."""
+
+    target: str = Field(min_length=3)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"target": data}
+        return data
+
+
+class RunConfig(BaseModel):
+    """Everything that defines a run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    data: str | None = None
+    mapping: dict[str, str] = Field(default_factory=dict)
+    metrics: list[MetricSpec] = Field(default_factory=list)
+    agent: AgentConfig | None = None
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    store: str = DEFAULT_STORE
+    cache: str | None = DEFAULT_CACHE
+    scoring_concurrency: int | None = Field(default=None, ge=1, le=4096)
+    tags: dict[str, str] = Field(default_factory=dict)
+    group_by: str | None = None
+    base_dir: str | None = None
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags_as_strings(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): str(v) for k, v in value.items()}
+        return value
+
+    @property
+    def folder(self) -> Path | None:
+        return Path(self.base_dir) if self.base_dir else None
+
+    def data_path(self) -> Path | None:
+        if self.data is None:
+            return None
+        path = Path(self.data)
+        if not path.is_absolute() and self.folder is not None:
+            path = self.folder / path
+        return path
+
+    def effective_scoring_concurrency(self) -> int:
+        if self.scoring_concurrency is not None:
+            return self.scoring_concurrency
+        return max(16, 2 * self.judge.concurrency)
+
+
+def describe_validation_error(exc: ValidationError, where: str) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        msg = err.get("msg", "invalid")
+        if err.get("type") == "extra_forbidden":
+            msg = "unknown setting"
+        lines.append(f"{where}: field '{loc}': {msg}")
+    return "\n".join(lines)
+
+
+def load_run_config(path: str | Path) -> RunConfig:
+    """Read and validate a YAML run file; relative paths in it are taken from its folder."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"run file not found: {file}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{file}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: expected a mapping of settings (name, data, metrics, ...)")
+    data.setdefault("base_dir", str(file.resolve().parent))
+    if "judge" not in data:
+        data["judge"] = default_judge_config()
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, str(file))) from None
+    except ConfigError as exc:
+        raise ConfigError(f"{file}: {exc}") from None
+
+
+def build_agent(config: AgentConfig, base_dir: Path | None = None) -> AgentFn:
+    """The callable an agent config names (a class is created with ``args``)."""
+    obj = import_object(config.target, base_dir=base_dir, what="agent")
+    if inspect.isclass(obj):
+        try:
+            obj = obj(**config.args)
+        except TypeError as exc:
+            raise ConfigError(f"agent {config.target!r}: cannot be created with {config.args}: {exc}") from None
+    elif config.args:
+        obj = partial(obj, **config.args)
+    if not callable(obj):
+        raise ConfigError(f"agent {config.target!r} is not callable")
+    return obj  # type: ignore[no-any-return]

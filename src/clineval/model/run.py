@@ -1,0 +1,95 @@
+"""Records of a run: what ran, on what, and every result it produced."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from clineval.judges.base import Usage
+from clineval.model.case import AgentRun, Case, ToolCall
+from clineval.model.score import Score
+
+RunStatus = Literal["running", "completed", "interrupted", "failed"]
+
+
+class GitInfo(BaseModel):
+    """The evaluated project's code version, when it is a git checkout."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    commit: str
+    dirty: bool = False
+    branch: str | None = None
+
+
+class DatasetInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    fingerprint: str
+    n_cases: int
+
+
+class RunRecord(BaseModel):
+    """One run: its configuration and provenance, enough to rebuild and compare it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str | None = None
+    created_at: float
+    finished_at: float | None = None
+    status: RunStatus = "running"
+    error: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    metrics: list[str] = Field(default_factory=list)
+    judge: dict[str, Any] | None = None
+    dataset: DatasetInfo
+    tags: dict[str, str] = Field(default_factory=dict)
+    clineval_version: str
+    python: str
+    platform: str
+    packages: dict[str, str] = Field(default_factory=dict)
+    git: GitInfo | None = None
+    source_run_id: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+
+class AgentOutput(BaseModel):
+    """What the agent under test returned for one case (or how it failed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    response: str | None = None
+    trajectory: list[ToolCall] | None = None
+    contexts: list[str] | None = None
+    extra: dict[str, JsonValue] = Field(default_factory=dict)
+    agent_run: AgentRun
+
+    def apply_to(self, case: Case) -> Case:
+        """The case with the agent's output in place of any output it carried."""
+        update: dict[str, Any] = {"agent_run": self.agent_run}
+        if self.response is not None or self.agent_run.failed:
+            update["response"] = self.response
+        if self.trajectory is not None or self.agent_run.failed:
+            update["trajectory"] = self.trajectory
+        if self.contexts is not None:
+            update["contexts"] = self.contexts
+        if self.extra:
+            update["metadata"] = {**case.metadata, "agent_output": self.extra}
+        return case.model_copy(update=update)
+
+
+class ResultRecord(BaseModel):
+    """One (case, metric) result as stored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    case_id: str
+    metric: str
+    score: Score
+    usage: Usage = Field(default_factory=Usage)
+    duration_s: float = 0.0
+    created_at: float = 0.0

@@ -1,0 +1,50 @@
+"""Export a run: JSONL (one case per line with its output and every score), or CSV tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, Any
+
+from clineval.results.result import EvalResult
+
+
+def jsonl_records(result: EvalResult) -> list[dict[str, Any]]:
+    """One dict per case: the case (with the agent's output) and ``scores`` by metric."""
+    by_case: dict[str, dict[str, Any]] = {}
+    for record in result.results:
+        by_case.setdefault(record.case_id, {})[record.metric] = {
+            **record.score.model_dump(mode="json"),
+            "usage": record.usage.model_dump(),
+            "duration_s": record.duration_s,
+        }
+    rows = []
+    for case in result.cases:
+        rows.append({
+            "run_id": result.run.id,
+            "case": case.model_dump(mode="json", exclude_none=True),
+            "scores": by_case.get(case.id, {}),
+        })
+    return rows
+
+
+def export_run(result: EvalResult, fmt: str, target: Path | IO[str]) -> None:
+    """Write ``fmt`` (``jsonl``, ``csv`` or ``long-csv``) to a path or an open text stream."""
+    if isinstance(target, Path):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("w", encoding="utf-8", newline="") as handle:
+            _write(result, fmt, handle)
+    else:
+        _write(result, fmt, target)
+
+
+def _write(result: EvalResult, fmt: str, handle: IO[str]) -> None:
+    if fmt == "jsonl":
+        for row in jsonl_records(result):
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    elif fmt == "csv":
+        result.to_pandas().to_csv(handle, index=False)
+    elif fmt == "long-csv":
+        result.to_pandas(long=True).to_csv(handle, index=False)
+    else:
+        raise ValueError(f"unknown export format {fmt!r}")

@@ -1,0 +1,102 @@
+"""Tables of results: a wide table (one row per case) and a long one (one row per score).
+
+Wide columns: ``case_id``, ``input``, ``response``, ``reference``, ``latency_s``,
+``failure``, ``agent_error``, then per metric ``<metric>`` (the value), ``<metric>.<sub>``
+(its sub-scores), ``<metric>/label``, ``<metric>/explanation`` and ``<metric>/error``,
+and finally ``metadata.<key>`` for every metadata key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from clineval.model import Case, ResultRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _trajectory_text(case: Case) -> str | None:
+    if case.trajectory is None:
+        return None
+    return json.dumps([c.model_dump(exclude_none=True, exclude={"output"}) for c in case.trajectory])
+
+
+def wide_rows(cases: Sequence[Case], results: Sequence[ResultRecord], metrics: Sequence[str]) -> list[dict[str, Any]]:
+    by_case: dict[str, dict[str, ResultRecord]] = {}
+    for result in results:
+        by_case.setdefault(result.case_id, {})[result.metric] = result
+    order = list(dict.fromkeys([*metrics, *(r.metric for r in results)]))
+    rows: list[dict[str, Any]] = []
+    for case in cases:
+        row: dict[str, Any] = {
+            "case_id": case.id,
+            "input": case.input_text() if case.input is not None else None,
+            "response": case.response,
+            "reference": case.reference,
+            "trajectory": _trajectory_text(case),
+        }
+        if case.agent_run is not None:
+            row["latency_s"] = case.agent_run.latency_s
+            row["failure"] = int(case.agent_run.failed)
+            row["agent_error"] = case.agent_run.error
+        for metric in order:
+            result = by_case.get(case.id, {}).get(metric)
+            if result is None:
+                row[metric] = None
+                continue
+            score = result.score
+            row[metric] = score.value
+            for sub, value in score.sub_scores.items():
+                row[f"{metric}.{sub}"] = value
+            row[f"{metric}/label"] = score.label
+            row[f"{metric}/explanation"] = score.explanation
+            row[f"{metric}/error"] = score.error
+        for key, value in case.metadata.items():
+            row[f"metadata.{key}"] = value if not isinstance(value, dict | list) else json.dumps(value)
+        rows.append(row)
+    return rows
+
+
+def long_rows(results: Sequence[ResultRecord]) -> list[dict[str, Any]]:
+    rows = []
+    for result in results:
+        score = result.score
+        rows.append(
+            {
+                "case_id": result.case_id,
+                "metric": result.metric,
+                "status": score.status,
+                "value": score.value,
+                "label": score.label,
+                "explanation": score.explanation,
+                "error": score.error,
+                "sub_scores": json.dumps(score.sub_scores) if score.sub_scores else None,
+                "prompt_tokens": result.usage.prompt_tokens,
+                "completion_tokens": result.usage.completion_tokens,
+                "judge_calls": result.usage.calls,
+                "cached_calls": result.usage.cached,
+                "duration_s": result.duration_s,
+            }
+        )
+    return rows
+
+
+def wide_frame(cases: Sequence[Case], results: Sequence[ResultRecord], metrics: Sequence[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    rows = wide_rows(cases, results, metrics)
+    frame = pd.DataFrame(rows)
+    # Drop annotation columns that are empty everywhere, keep value columns.
+    empty = [c for c in frame.columns if "/" in c and frame[c].isna().all()]
+    return frame.drop(columns=empty)
+
+
+def long_frame(results: Sequence[ResultRecord]) -> pd.DataFrame:
+    import pandas as pd
+
+    columns = ["case_id", "metric", "status", "value", "label", "explanation", "error", "sub_scores",
+               "prompt_tokens", "completion_tokens", "judge_calls", "cached_calls", "duration_s"]
+    return pd.DataFrame(long_rows(results), columns=columns)

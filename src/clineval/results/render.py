@@ -1,0 +1,125 @@
+"""Terminal rendering of runs and results with rich."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from clineval.model import RunRecord
+from clineval.results.aggregate import MetricAggregate
+from clineval.results.result import EvalResult
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _when(stamp: float | None) -> str:
+    if stamp is None:
+        return "–"
+    return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def aggregates_table(aggregates: Sequence[MetricAggregate], *, title: str | None = None,
+                     by: str | None = None) -> Table:
+    table = Table(title=title, title_justify="left", header_style="bold")
+    table.add_column("metric", no_wrap=True)
+    if by:
+        table.add_column(by, no_wrap=True)
+    for name in ("n", "mean", "std", "95% CI"):
+        table.add_column(name, justify="right")
+    table.add_column("unscored", justify="right")
+    table.add_column("n/a", justify="right")
+    for agg in aggregates:
+        ci = "–" if agg.ci_low is None else f"[{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
+        unscored = f"[yellow]{agg.errors}[/]" if agg.errors else "0"
+        name = agg.metric if "." not in agg.metric else f"  {agg.metric}"
+        cells = [name]
+        if by:
+            cells.append(agg.group or "")
+        cells += [str(agg.scored), _num(agg.mean), _num(agg.std), ci, unscored, str(agg.not_applicable or 0)]
+        table.add_row(*cells)
+    return table
+
+
+def run_header(run: RunRecord, store_path: str | None = None) -> str:
+    parts = [f"[bold]run[/] {run.id}"]
+    if run.name:
+        parts.append(f"'{run.name}'")
+    parts.append(f"{run.dataset.n_cases} cases from {run.dataset.source}")
+    judge = (run.judge or {}).get("name") or "none"
+    parts.append(f"judge {judge}")
+    parts.append(f"status {run.status}")
+    return " · ".join(parts)
+
+
+def print_result(result: EvalResult, console: Console, *, by: str | None = None, cases: bool = False) -> None:
+    """The run header, the aggregate table, unscored reasons and where the data is."""
+    run = result.run
+    console.print(run_header(run))
+    if cases:
+        console.print(cases_table(result))
+    console.print(aggregates_table(result.aggregate(), title="Results"))
+    if by:
+        grouped = [a for a in result.aggregate(by) if "." not in a.metric]
+        console.print(aggregates_table(grouped, title=f"By {by}", by=by))
+    total_unscored = sum(result.unscored().values())
+    if total_unscored:
+        console.print(f"[yellow]{total_unscored} score(s) could not be computed (unscored, never counted as 0):[/]")
+        for metric, reason, count in result.unscored_reasons():
+            console.print(f"  {metric}: {count} × {reason}")
+    usage = run.usage
+    if usage.calls or usage.cached:
+        console.print(
+            f"judge: {usage.calls} call(s), {usage.cached} from cache, {usage.reasks} re-ask(s), "
+            f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens"
+        )
+    if run.status == "failed" and run.error:
+        console.print(f"[red]run failed:[/] {run.error}")
+    where = f" --store {result.store_path}" if result.store_path and not result.store_path.endswith(
+        ".clineval/clineval.db") else ""
+    console.print(
+        f"Saved as run [bold]{run.id}[/]. Per-case scores: clineval show {run.id}{where} --cases; "
+        f"export: clineval export {run.id}{where} --format csv"
+    )
+
+
+def cases_table(result: EvalResult, limit_chars: int = 60) -> Table:
+    table = Table(title="Cases", title_justify="left", header_style="bold")
+    table.add_column("case", no_wrap=True)
+    for metric in result.metrics:
+        table.add_column(metric, justify="right")
+    by_case: dict[str, dict[str, str]] = {}
+    for r in result.results:
+        s = r.score
+        if s.status == "error":
+            cell = "[yellow]unscored[/]"
+        elif s.status == "not_applicable":
+            cell = "n/a"
+        else:
+            cell = _num(s.value)
+        by_case.setdefault(r.case_id, {})[r.metric] = cell
+    for case in result.cases:
+        row = by_case.get(case.id, {})
+        table.add_row(case.id, *[row.get(m, "") for m in result.metrics])
+    return table
+
+
+def runs_table(runs: Sequence[RunRecord]) -> Table:
+    table = Table(header_style="bold")
+    for name in ("run", "created", "status", "name / tags", "cases", "metrics", "judge", "commit"):
+        table.add_column(name, no_wrap=name in ("run", "created", "status", "commit"))
+    for run in runs:
+        tags = ", ".join(f"{k}={v}" for k, v in run.tags.items())
+        label = " ".join(x for x in (run.name or "", f"[dim]{tags}[/]" if tags else "") if x)
+        commit = (run.git.commit[:8] + ("*" if run.git.dirty else "")) if run.git else "–"
+        status = {"completed": "[green]completed[/]", "failed": "[red]failed[/]"}.get(run.status, run.status)
+        metrics = ", ".join(run.metrics)
+        if len(metrics) > 48:
+            metrics = metrics[:47] + "…"
+        table.add_row(run.id, _when(run.created_at), status, label, str(run.dataset.n_cases), metrics,
+                      (run.judge or {}).get("name", "none"), commit)
+    return table

@@ -1,0 +1,87 @@
+"""The result of a run, as the Python API returns it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from clineval.model import Case, ResultRecord, RunRecord
+from clineval.results.aggregate import MetricAggregate, aggregate
+from clineval.results.frames import long_frame, wide_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class EvalResult:
+    """A finished (or resumed) run: its record, its cases with outputs, and every score."""
+
+    run: RunRecord
+    cases: list[Case]
+    results: list[ResultRecord]
+    store_path: str | None = None
+    _aggregates: dict[str | None, list[MetricAggregate]] = field(default_factory=dict, repr=False)
+
+    @property
+    def run_id(self) -> str:
+        return self.run.id
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.run.metrics)
+
+    def to_pandas(self, *, long: bool = False) -> pd.DataFrame:
+        """One row per case (default) or, with ``long=True``, one row per (case, metric)."""
+        if long:
+            return long_frame(self.results)
+        return wide_frame(self.cases, self.results, self.run.metrics)
+
+    def aggregate(self, by: str | None = None) -> list[MetricAggregate]:
+        """Mean, std, counts, errors and 95 % CI per metric, grouped by ``by`` if given."""
+        if by not in self._aggregates:
+            self._aggregates[by] = aggregate(
+                self.results, cases=self.cases, by=by, metric_order=self.run.metrics
+            )
+        return self._aggregates[by]
+
+    def aggregate_frame(self, by: str | None = None) -> pd.DataFrame:
+        import pandas as pd
+
+        frame = pd.DataFrame([a.model_dump() for a in self.aggregate(by)])
+        if by is None and "group" in frame.columns:
+            frame = frame.drop(columns=["group"])
+        return frame
+
+    @property
+    def summary_metrics(self) -> dict[str, float | int | None]:
+        """Flat ``{"<metric>/mean": ..., "<metric>/std": ..., "row_count": n}``."""
+        out: dict[str, float | int | None] = {"row_count": len(self.cases)}
+        for agg in self.aggregate():
+            out[f"{agg.metric}/mean"] = agg.mean
+            out[f"{agg.metric}/std"] = agg.std
+        return out
+
+    def unscored(self) -> dict[str, int]:
+        """Per metric, how many cases have an error score (could not be scored)."""
+        counts: Counter[str] = Counter(r.metric for r in self.results if r.score.status == "error")
+        return dict(counts)
+
+    def unscored_reasons(self, limit: int = 10) -> list[tuple[str, str, int]]:
+        """The most frequent (metric, reason, count) of error scores."""
+        counts: Counter[tuple[str, str]] = Counter(
+            (r.metric, _short(r.score.error or "")) for r in self.results if r.score.status == "error"
+        )
+        return [(m, reason, n) for (m, reason), n in counts.most_common(limit)]
+
+    def __repr__(self) -> str:
+        return (
+            f"EvalResult(run_id={self.run.id!r}, cases={len(self.cases)}, metrics={self.run.metrics}, "
+            f"status={self.run.status!r})"
+        )
+
+
+def _short(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else text
+    return line if len(line) <= limit else line[: limit - 1] + "…"

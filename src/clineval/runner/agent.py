@@ -1,0 +1,162 @@
+"""Calling the agent under test on one case.
+
+An agent is a plain Python callable, sync or async. It receives the case's input (a
+string, or a list of ``{"role", "content"}`` messages); if it has a parameter named
+``case`` it receives the whole :class:`~clineval.model.Case` as well. It returns the
+response as a string, or a dict with ``response`` and, optionally, ``trajectory`` (or
+``predicted_trajectory``) and ``contexts``; other keys are kept with the output.
+
+Latency is the wall time of the attempt that returned; an exception, a timeout or an
+output that is not one of the above makes the case a failure (``failure`` = 1), with the
+reason kept. Sync agents run in worker threads so that several cases run at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from clineval.model import AgentOutput, AgentRun, Case, ToolCall
+from clineval.resilience import AdaptiveLimiter, RetryPolicy, call_with_retries
+
+AgentFn = Callable[..., Any]
+
+
+class AgentSettings(BaseModel):
+    """How the runner calls the agent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    timeout_s: float = Field(default=300.0, gt=0)
+    max_attempts: int = Field(
+        default=1, ge=1, le=10,
+        description="attempts per case; only rate limits, timeouts and 5xx errors are retried",
+    )
+
+
+class InvalidAgentOutput(Exception):
+    pass
+
+
+def _output_from(result: Any) -> tuple[str | None, list[ToolCall] | None, list[str] | None, dict[str, Any]]:
+    if isinstance(result, str):
+        return result, None, None, {}
+    if isinstance(result, Mapping):
+        data = dict(result)
+        response = data.pop("response", None)
+        if response is None and "output" in data:
+            response = data.pop("output")
+        trajectory = data.pop("trajectory", None)
+        if trajectory is None and "predicted_trajectory" in data:
+            trajectory = data.pop("predicted_trajectory")
+        contexts = data.pop("contexts", None)
+        if response is not None and not isinstance(response, str):
+            raise InvalidAgentOutput(f"'response' must be a string, got {type(response).__name__}")
+        try:
+            calls = None if trajectory is None else [ToolCall.model_validate(t) for t in trajectory]
+        except (ValidationError, TypeError) as exc:
+            raise InvalidAgentOutput(f"the trajectory is not a list of tool calls: {exc}") from None
+        if isinstance(contexts, str):
+            contexts = [contexts]
+        if contexts is not None and not all(isinstance(c, str) for c in contexts):
+            raise InvalidAgentOutput("'contexts' must be a list of strings")
+        extra = {k: v for k, v in data.items() if _jsonable(v)}
+        return response, calls, contexts, extra
+    if isinstance(result, BaseModel):
+        return _output_from(result.model_dump())
+    raise InvalidAgentOutput(
+        f"the agent returned a {type(result).__name__}; return a string or a dict with 'response'"
+    )
+
+
+def _jsonable(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool | list | dict)
+
+
+class AgentCaller:
+    """Calls one agent with bounded concurrency, a timeout and bounded retries."""
+
+    def __init__(self, agent: AgentFn, settings: AgentSettings):
+        if not callable(agent):
+            raise TypeError("the agent must be callable")
+        self.agent = agent
+        self.settings = settings
+        self.limiter = AdaptiveLimiter(settings.concurrency)
+        self._policy = RetryPolicy(max_attempts=settings.max_attempts, timeout_s=settings.timeout_s)
+        target = agent if inspect.isroutine(agent) else getattr(agent, "__call__", agent)  # noqa: B004
+        try:
+            params = inspect.signature(target).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        self._wants_case = "case" in params
+        self._is_async = inspect.iscoroutinefunction(target)
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix="agent")
+        return self._pool
+
+    def _agent_input(self, case: Case) -> Any:
+        if isinstance(case.input, list):
+            return [t.model_dump(mode="json", exclude_none=True) for t in case.input]
+        return case.input
+
+    async def _invoke(self, case: Case) -> Any:
+        args: tuple[Any, ...] = (self._agent_input(case),)
+        kwargs: dict[str, Any] = {"case": case} if self._wants_case else {}
+        if self._is_async:
+            return await self.agent(*args, **kwargs)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._executor(), partial(self.agent, *args, **kwargs))
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def run(self, case: Case) -> AgentOutput:
+        attempts = 0
+        last_latency = 0.0
+
+        async def attempt() -> Any:
+            nonlocal attempts, last_latency
+            attempts += 1
+            start = time.perf_counter()
+            try:
+                return await self._invoke(case)
+            finally:
+                last_latency = time.perf_counter() - start
+
+        try:
+            result = await call_with_retries(attempt, policy=self._policy, limiter=self.limiter)
+            response, trajectory, contexts, extra = _output_from(result)
+        except TimeoutError:
+            return self._failed(f"timed out after {self.settings.timeout_s:g} s", last_latency, attempts)
+        except InvalidAgentOutput as exc:
+            return self._failed(f"invalid output: {exc}", last_latency, attempts)
+        except Exception as exc:
+            return self._failed(f"{type(exc).__name__}: {exc}", last_latency, attempts)
+        return AgentOutput(
+            response=response,
+            trajectory=trajectory,
+            contexts=contexts,
+            extra=extra,
+            agent_run=AgentRun(latency_s=last_latency, failed=False, attempts=max(attempts, 1)),
+        )
+
+    @staticmethod
+    def _failed(error: str, latency: float, attempts: int) -> AgentOutput:
+        return AgentOutput(agent_run=AgentRun(latency_s=latency, failed=True, error=error[:2000],
+                                              attempts=max(attempts, 1)))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None

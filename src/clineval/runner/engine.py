@@ -1,0 +1,132 @@
+"""The runner: agent calls and scoring as one asynchronous pipeline over a stored run.
+
+Cases flow one way: (agent, when there is one) → metrics → store. Agent workers and
+scoring workers run at once, so a case is scored as soon as its output is in. Every
+agent output and every result is written to the store the moment it exists; work that
+is already in the store is skipped, which is all that resuming takes.
+
+Concurrency has three bounds: agent workers (the agent's own limit), scoring workers
+(enough to keep the judge busy), and the judge backend's adaptive limiter, which is the
+one that talks to the rate-limited server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from clineval.errors import ClinevalError, JudgeConfigurationError
+from clineval.judges.base import Judge
+from clineval.metrics.base import Metric, ScoreContext, score_case
+from clineval.model import Case, ResultRecord, RunRecord
+from clineval.runner.agent import AgentCaller
+from clineval.runner.progress import NullProgress, ProgressReporter
+from clineval.store.sqlite import RunStore
+
+
+@dataclass
+class RunPlan:
+    """Everything the runner needs; the run record and cases are already in the store."""
+
+    run: RunRecord
+    cases: Sequence[Case]
+    metrics: Sequence[Metric]
+    agent: AgentCaller | None = None
+    judge: Judge | None = None
+    scoring_concurrency: int = 16
+
+
+_DONE = None
+
+
+async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | None = None) -> RunRecord:
+    """Run what is not yet in the store; return the final run record."""
+    progress = progress or NullProgress()
+    run_id = plan.run.id
+    outputs = store.load_outputs(run_id) if plan.agent is not None else {}
+    done = store.done_pairs(run_id)
+    need_agent = [c for c in plan.cases if plan.agent is not None and c.id not in outputs]
+    pending = sum(1 for c in plan.cases for m in plan.metrics if (c.id, m.name) not in done)
+    score_queue: asyncio.Queue[tuple[Case, Metric] | None] = asyncio.Queue(
+        maxsize=max(plan.scoring_concurrency * 4, 64)
+    )
+    n_scorers = max(1, plan.scoring_concurrency)
+
+    async def enqueue(case: Case) -> None:
+        for metric in plan.metrics:
+            if (case.id, metric.name) not in done:
+                await score_queue.put((case, metric))
+
+    async def score_worker() -> None:
+        while True:
+            item = await score_queue.get()
+            if item is _DONE:
+                return
+            case, metric = item
+            ctx = ScoreContext(plan.judge)
+            started = time.perf_counter()
+            score = await score_case(metric, case, ctx)
+            store.save_result(
+                ResultRecord(
+                    run_id=run_id, case_id=case.id, metric=metric.name, score=score,
+                    usage=ctx.usage, duration_s=time.perf_counter() - started, created_at=time.time(),
+                )
+            )
+            progress.scored(score.status == "error")
+
+    async def agent_worker(queue: asyncio.Queue[Case | None]) -> None:
+        assert plan.agent is not None
+        while True:
+            case = await queue.get()
+            if case is None:
+                return
+            output = await plan.agent.run(case)
+            store.save_output(run_id, case.id, output)
+            progress.agent_done(output.agent_run.failed)
+            await enqueue(output.apply_to(case))
+
+    async def produce() -> None:
+        for case in plan.cases:
+            if plan.agent is None:
+                await enqueue(case)
+            elif case.id in outputs:
+                await enqueue(outputs[case.id].apply_to(case))
+        if need_agent and plan.agent is not None:
+            queue: asyncio.Queue[Case | None] = asyncio.Queue()
+            n_agents = min(plan.agent.settings.concurrency, len(need_agent))
+            for case in need_agent:
+                queue.put_nowait(case)
+            for _ in range(n_agents):
+                queue.put_nowait(None)
+            async with asyncio.TaskGroup() as agents:
+                for _ in range(n_agents):
+                    agents.create_task(agent_worker(queue))
+        for _ in range(n_scorers):
+            await score_queue.put(_DONE)
+
+    progress.start(len(need_agent), pending)
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(n_scorers):
+                group.create_task(score_worker())
+            group.create_task(produce())
+    except* JudgeConfigurationError as errors:
+        message = str(errors.exceptions[0])
+        store.set_status(run_id, "failed", error=message)
+        raise ClinevalError(
+            f"{message}\nThe run {run_id} stopped; everything scored so far is saved. "
+            f"Fix the judge setting and continue with: clineval run --resume {run_id}"
+        ) from None
+    except* (KeyboardInterrupt, asyncio.CancelledError):
+        store.set_status(run_id, "interrupted")
+        raise
+    except* Exception as errors:
+        store.set_status(run_id, "failed", error=f"{type(errors.exceptions[0]).__name__}: {errors.exceptions[0]}")
+        raise
+    finally:
+        progress.stop()
+        if plan.agent is not None:
+            plan.agent.close()
+    return store.set_status(run_id, "completed")
