@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -42,7 +42,7 @@ from clineval.runner.provenance import (
 from clineval.store.sqlite import DEFAULT_STORE, RunStore
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 R = TypeVar("R")
 MetricLike = Metric | MetricSpec | str | Callable[..., Any]
@@ -124,15 +124,23 @@ class _Session:
         return build_judge(self.config.judge, cache_path=cache, base_dir=self.config.folder)
 
     async def run(
-        self, record: RunRecord, cases: Sequence[Case], metrics: Sequence[Metric],
-        agent: AgentFn | None, judge: Judge | None,
+        self,
+        record: RunRecord,
+        cases: Sequence[Case],
+        metrics: Sequence[Metric],
+        agent: AgentFn | None,
+        judge: Judge | None,
     ) -> EvalResult:
         caller = None
         if agent is not None:
             settings = self.config.agent or AgentConfig(target="python:agent")
             caller = AgentCaller(agent, settings)
         plan = RunPlan(
-            run=record, cases=cases, metrics=metrics, agent=caller, judge=judge,
+            run=record,
+            cases=cases,
+            metrics=metrics,
+            agent=caller,
+            judge=judge,
             scoring_concurrency=self.config.effective_scoring_concurrency(),
         )
         try:
@@ -141,14 +149,21 @@ class _Session:
             if judge is not None:
                 await judge.aclose()
         return EvalResult(
-            run=final, cases=self.store.merged_cases(final.id), results=self.store.load_results(final.id),
+            run=final,
+            cases=self.store.merged_cases(final.id),
+            results=self.store.load_results(final.id),
             store_path=str(self.store.path),
         )
 
 
 def _new_record(
-    config: RunConfig, dataset_source: str, cases: Sequence[Case], metrics: Sequence[Metric],
-    judge: Judge | None, judge_config: JudgeConfig | None, source_run_id: str | None = None,
+    config: RunConfig,
+    dataset_source: str,
+    cases: Sequence[Case],
+    metrics: Sequence[Metric],
+    judge: Judge | None,
+    judge_config: JudgeConfig | None,
+    source_run_id: str | None = None,
 ) -> RunRecord:
     stored = config.model_copy(update={"metrics": []}).model_dump(mode="json")
     stored["metrics"] = [_metric_spec(m) for m in metrics]
@@ -198,8 +213,15 @@ async def aevaluate(
     """Async form of :func:`evaluate`."""
     reporter = progress if not isinstance(progress, bool | None) else default_progress(progress)
     if resume is not None:
-        return await _resume(resume, store=store, judge=judge, agent=agent, progress=reporter,
-                             retry_errors=retry_errors, metrics=metrics)
+        return await _resume(
+            resume,
+            store=store,
+            judge=judge,
+            agent=agent,
+            progress=reporter,
+            retry_errors=retry_errors,
+            metrics=metrics,
+        )
     judge_config: JudgeConfig | None
     judge_obj: Judge | None
     if config is not None and judge is None:
@@ -211,18 +233,30 @@ async def aevaluate(
     if config is None:
         agent_config: AgentConfig | None = None
         if isinstance(agent, str):
-            agent_config = AgentConfig(target=agent, concurrency=agent_concurrency,
-                                       timeout_s=agent_timeout_s, max_attempts=agent_max_attempts)
+            agent_config = AgentConfig(
+                target=agent,
+                concurrency=agent_concurrency,
+                timeout_s=agent_timeout_s,
+                max_attempts=agent_max_attempts,
+            )
         elif isinstance(agent, AgentConfig):
             agent_config = agent
         elif agent is not None:
-            agent_config = AgentConfig(target=f"python:{getattr(agent, '__qualname__', 'agent')}",
-                                       concurrency=agent_concurrency, timeout_s=agent_timeout_s,
-                                       max_attempts=agent_max_attempts)
+            agent_config = AgentConfig(
+                target=f"python:{getattr(agent, '__qualname__', 'agent')}",
+                concurrency=agent_concurrency,
+                timeout_s=agent_timeout_s,
+                max_attempts=agent_max_attempts,
+            )
         config = RunConfig(
-            name=name, mapping=dict(mapping or {}), agent=agent_config,
-            judge=judge_config or JudgeConfig(), store=str(getattr(store, "path", store)), cache=cache,
-            scoring_concurrency=scoring_concurrency, tags=dict(tags or {}),
+            name=name,
+            mapping=dict(mapping or {}),
+            agent=agent_config,
+            judge=judge_config or JudgeConfig(),
+            store=str(getattr(store, "path", store)),
+            cache=cache,
+            scoring_concurrency=scoring_concurrency,
+            tags=dict(tags or {}),
             data=str(data) if isinstance(data, str | Path) else None,
         )
         if judge_concurrency is not None:
@@ -285,8 +319,14 @@ def evaluate(data: Any = None, metrics: Sequence[MetricLike] = (), **kwargs: Any
 
 
 async def _resume(
-    run_ref: str, *, store: str | Path | RunStore, judge: Judge | JudgeConfig | str | None,
-    agent: Any, progress: ProgressReporter, retry_errors: bool, metrics: Sequence[MetricLike],
+    run_ref: str,
+    *,
+    store: str | Path | RunStore,
+    judge: Judge | JudgeConfig | str | None,
+    agent: Any,
+    progress: ProgressReporter,
+    retry_errors: bool,
+    metrics: Sequence[MetricLike],
 ) -> EvalResult:
     run_store = _open_store(store)
     record = run_store.get_run(run_ref)
@@ -357,8 +397,11 @@ async def arescore(
     judge_config, judge_obj = _judge_from(judge)
     config = RunConfig(
         name=name or (f"{source.name} (rescored)" if source.name else None),
-        judge=judge_config or JudgeConfig(), store=str(run_store.path), cache=cache,
-        tags={**source.tags, **dict(tags or {})}, base_dir=source_config.base_dir,
+        judge=judge_config or JudgeConfig(),
+        store=str(run_store.path),
+        cache=cache,
+        tags={**source.tags, **dict(tags or {})},
+        base_dir=source_config.base_dir,
     )
     if judge_concurrency is not None:
         config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})
@@ -368,8 +411,9 @@ async def arescore(
     _check_names(built)
     session = _Session(config, run_store, reporter)
     judge_instance = session.judge(judge_obj)
-    record = _new_record(config, f"run {source.id}", cases, built, judge_instance, judge_config,
-                         source_run_id=source.id)
+    record = _new_record(
+        config, f"run {source.id}", cases, built, judge_instance, judge_config, source_run_id=source.id
+    )
     run_store.create_run(record, cases)
     return await session.run(record, cases, built, None, judge_instance)
 
@@ -387,6 +431,8 @@ def load_run(run_ref: str, *, store: str | Path | RunStore = DEFAULT_STORE) -> E
     run_store = _open_store(store)
     record = run_store.get_run(run_ref)
     return EvalResult(
-        run=record, cases=run_store.merged_cases(record.id), results=run_store.load_results(record.id),
+        run=record,
+        cases=run_store.merged_cases(record.id),
+        results=run_store.load_results(record.id),
         store_path=str(run_store.path),
     )

@@ -137,7 +137,9 @@ def build_agent(config: AgentConfig, base_dir: Path | None = None) -> AgentFn:
         try:
             obj = obj(**config.args)
         except TypeError as exc:
-            raise ConfigError(f"agent {config.target!r}: cannot be created with {config.args}: {exc}") from None
+            raise ConfigError(
+                f"agent {config.target!r}: cannot be created with {config.args}: {exc}"
+            ) from None
     elif config.args:
         obj = partial(obj, **config.args)
     if not callable(obj):

@@ -12,13 +12,23 @@ from clineval.datasets import load_dataset
 from clineval.errors import DatasetError
 
 ROWS = [
-    {"id": "a", "prompt": "Latest potassium for patient 12?", "response": "5.9 mmol/L",
-     "reference": "Potassium 5.9 mmol/L (high).",
-     "predicted_trajectory": [{"tool_name": "get_labs", "tool_input": {"test": "potassium"}}],
-     "reference_trajectory": [{"tool_name": "get_labs", "tool_input": {"test": "potassium"}}],
-     "ward": "renal"},
-    {"id": "b", "prompt": "Any interactions?", "response": "None found.", "ward": "cardiology",
-     "latency_in_seconds": 1.25, "failure": 0},
+    {
+        "id": "a",
+        "prompt": "Latest potassium for patient 12?",
+        "response": "5.9 mmol/L",
+        "reference": "Potassium 5.9 mmol/L (high).",
+        "predicted_trajectory": [{"tool_name": "get_labs", "tool_input": {"test": "potassium"}}],
+        "reference_trajectory": [{"tool_name": "get_labs", "tool_input": {"test": "potassium"}}],
+        "ward": "renal",
+    },
+    {
+        "id": "b",
+        "prompt": "Any interactions?",
+        "response": "None found.",
+        "ward": "cardiology",
+        "latency_in_seconds": 1.25,
+        "failure": 0,
+    },
 ]
 
 
@@ -63,8 +73,10 @@ def test_dataframe_and_list_give_the_same_fingerprint() -> None:
 
 def test_mapping_and_dotted_targets() -> None:
     rows = [{"qid": 1, "question_text": "Dose?", "gold": "5 mg", "secs": 2.0}]
-    dataset = load_dataset(rows, mapping={"qid": "id", "question_text": "input", "gold": "expected",
-                                          "secs": "agent_run.latency_s"})
+    dataset = load_dataset(
+        rows,
+        mapping={"qid": "id", "question_text": "input", "gold": "expected", "secs": "agent_run.latency_s"},
+    )
     case = dataset.cases[0]
     assert (case.id, case.input, case.expected) == ("1", "Dose?", "5 mg")
     assert case.agent_run is not None and case.agent_run.latency_s == 2.0
@@ -86,13 +98,15 @@ def test_missing_ids_get_row_numbers_and_duplicates_are_errors(tmp_path: Path) -
 def test_every_bad_row_is_reported_with_file_line_and_field(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(
-        "\n".join([
-            json.dumps({"id": "ok", "input": "fine"}),
-            "{not json",
-            json.dumps({"id": "t", "trajectory": [{"name": "x", "arguments": "{bad"}]}),
-            json.dumps({"id": "c", "contexts": 5}),
-            json.dumps(["a", "list"]),
-        ]),
+        "\n".join(
+            [
+                json.dumps({"id": "ok", "input": "fine"}),
+                "{not json",
+                json.dumps({"id": "t", "trajectory": [{"name": "x", "arguments": "{bad"}]}),
+                json.dumps({"id": "c", "contexts": 5}),
+                json.dumps(["a", "list"]),
+            ]
+        ),
         encoding="utf-8",
     )
     with pytest.raises(DatasetError) as info:
@@ -101,12 +115,14 @@ def test_every_bad_row_is_reported_with_file_line_and_field(tmp_path: Path) -> N
     assert f"{path}:2: not valid JSON" in message
     # the JSON error stops reading, so field errors show once the file parses
     path.write_text(
-        "\n".join([
-            json.dumps({"id": "ok", "input": "fine"}),
-            json.dumps({"id": "t", "trajectory": [{"name": "x", "arguments": "{bad"}]}),
-            json.dumps({"id": "c", "contexts": 5}),
-            json.dumps(["a", "list"]),
-        ]),
+        "\n".join(
+            [
+                json.dumps({"id": "ok", "input": "fine"}),
+                json.dumps({"id": "t", "trajectory": [{"name": "x", "arguments": "{bad"}]}),
+                json.dumps({"id": "c", "contexts": 5}),
+                json.dumps(["a", "list"]),
+            ]
+        ),
         encoding="utf-8",
     )
     with pytest.raises(DatasetError) as info:

@@ -16,7 +16,10 @@ def test_spec_strings() -> None:
     assert parse_judge_spec("none") == {"provider": "none"}
     assert parse_judge_spec("openai:gpt-4o-mini") == {"provider": "openai", "model": "gpt-4o-mini"}
     assert parse_judge_spec("openai:llama3@http://localhost:11434/v1") == {
-        "provider": "openai", "model": "llama3", "base_url": "http://localhost:11434/v1"}
+        "provider": "openai",
+        "model": "llama3",
+        "base_url": "http://localhost:11434/v1",
+    }
     assert parse_judge_spec("azure:gpt-4o") == {"provider": "azure", "model": "gpt-4o"}
     assert JudgeConfig.model_validate("scripted:rules.yaml").script == "rules.yaml"
     with pytest.raises(ConfigError, match="unknown judge"):
@@ -50,7 +53,9 @@ async def test_scripted_judge_from_file(tmp_path: Path) -> None:
     )
     judge = build_judge(JudgeConfig.model_validate("scripted:rules.yaml"), base_dir=tmp_path)
     assert isinstance(judge, ScriptedJudge)
-    assert (await judge.ask([{"role": "user", "content": "warfarin + aspirin"}], Label)).output.label == "interaction"
+    assert (
+        await judge.ask([{"role": "user", "content": "warfarin + aspirin"}], Label)
+    ).output.label == "interaction"
     assert (await judge.ask([{"role": "user", "content": "metformin"}], Label)).output.label == "none"
     assert len(judge.requests) == 2
     (tmp_path / "bad.yaml").write_text("- just a list\n", encoding="utf-8")

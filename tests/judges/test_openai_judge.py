@@ -20,13 +20,14 @@ class Verdict(BaseModel):
 
 
 GOOD = {"explanation": "States the potassium correctly.", "rating": 5}
-MESSAGES = [{"role": "system", "content": "You grade answers."},
-            {"role": "user", "content": "Answer: potassium 5.9 mmol/L"}]
+MESSAGES = [
+    {"role": "system", "content": "You grade answers."},
+    {"role": "user", "content": "Answer: potassium 5.9 mmol/L"},
+]
 
 
 def make_judge(server: ScriptedServer, tmp_path: Path | None = None, **settings: object) -> StructuredJudge:
-    config = JudgeConfig(provider="openai", model="judge-model", base_url=server.base_url,
-                         **settings)  # type: ignore[arg-type]
+    config = JudgeConfig(provider="openai", model="judge-model", base_url=server.base_url, **settings)  # type: ignore[arg-type]
     judge = build_judge(config, cache_path=(tmp_path / "cache.db") if tmp_path else None)
     assert isinstance(judge, StructuredJudge)
     return judge
@@ -50,8 +51,9 @@ async def test_valid_answer_and_request_shape(llm_server: ScriptedServer) -> Non
 
 
 async def test_rate_limit_honours_retry_after(llm_server: ScriptedServer) -> None:
-    llm_server.set_script({"rules": [{"times": 1, "status": 429, "retry_after": 0.6}],
-                           "default": {"json": GOOD}})
+    llm_server.set_script(
+        {"rules": [{"times": 1, "status": 429, "retry_after": 0.6}], "default": {"json": GOOD}}
+    )
     judge = make_judge(llm_server, max_attempts=3)
     started = time.perf_counter()
     answer = await judge.ask(MESSAGES, Verdict)
@@ -101,8 +103,12 @@ async def test_malformed_http_body_is_an_error_after_retries(llm_server: Scripte
 
 
 async def test_invalid_answer_is_reasked_once_with_the_error(llm_server: ScriptedServer) -> None:
-    llm_server.set_script({"rules": [{"times": 1, "content": '{"explanation": "ok", "rating": "high"}'}],
-                           "default": {"json": GOOD}})
+    llm_server.set_script(
+        {
+            "rules": [{"times": 1, "content": '{"explanation": "ok", "rating": "high"}'}],
+            "default": {"json": GOOD},
+        }
+    )
     judge = make_judge(llm_server)
     answer = await judge.ask(MESSAGES, Verdict)
     await judge.aclose()
@@ -154,8 +160,9 @@ async def test_failures_are_not_cached(llm_server: ScriptedServer, tmp_path: Pat
     await judge.aclose()
 
 
-@pytest.mark.parametrize(("status", "match"), [(401, "credentials"), (403, "credentials"),
-                                               (404, "does not know model")])
+@pytest.mark.parametrize(
+    ("status", "match"), [(401, "credentials"), (403, "credentials"), (404, "does not know model")]
+)
 async def test_configuration_errors_stop_at_once(llm_server: ScriptedServer, status: int, match: str) -> None:
     llm_server.set_script({"default": {"status": status}})
     judge = make_judge(llm_server, max_attempts=4)
@@ -166,11 +173,18 @@ async def test_configuration_errors_stop_at_once(llm_server: ScriptedServer, sta
 
 
 async def test_unsupported_response_format_falls_back(llm_server: ScriptedServer) -> None:
-    llm_server.set_script({
-        "rules": [{"times": 1, "status": 400,
-                   "error_message": "response_format type json_schema is not supported"}],
-        "default": {"json": GOOD},
-    })
+    llm_server.set_script(
+        {
+            "rules": [
+                {
+                    "times": 1,
+                    "status": 400,
+                    "error_message": "response_format type json_schema is not supported",
+                }
+            ],
+            "default": {"json": GOOD},
+        }
+    )
     judge = make_judge(llm_server)
     assert (await judge.ask(MESSAGES, Verdict)).output.rating == 5
     assert (await judge.ask(MESSAGES[1:], Verdict)).output.rating == 5
@@ -182,12 +196,16 @@ async def test_unsupported_response_format_falls_back(llm_server: ScriptedServer
 async def test_adaptive_concurrency_backs_off_on_rate_limits(llm_server: ScriptedServer) -> None:
     import asyncio
 
-    llm_server.set_script({"rules": [{"times": 8, "status": 429, "retry_after": 0.2}],
-                           "default": {"json": GOOD, "delay_s": 0.05}})
+    llm_server.set_script(
+        {
+            "rules": [{"times": 8, "status": 429, "retry_after": 0.2}],
+            "default": {"json": GOOD, "delay_s": 0.05},
+        }
+    )
     judge = make_judge(llm_server, concurrency=8, max_attempts=4)
-    answers = await asyncio.gather(*[
-        judge.ask([{"role": "user", "content": f"case {i}"}], Verdict) for i in range(16)
-    ])
+    answers = await asyncio.gather(
+        *[judge.ask([{"role": "user", "content": f"case {i}"}], Verdict) for i in range(16)]
+    )
     backend = judge.backend
     await judge.aclose()
     assert all(a.output.rating == 5 for a in answers)
@@ -195,7 +213,9 @@ async def test_adaptive_concurrency_backs_off_on_rate_limits(llm_server: Scripte
     assert backend.limiter.lowest_limit <= 4  # type: ignore[attr-defined]
 
 
-async def test_azure_openai_from_environment(llm_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_azure_openai_from_environment(
+    llm_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", llm_server.base_url.removesuffix("/v1"))
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-test-key")
     monkeypatch.setenv("AZURE_OPENAI_DEPLOYMENT", "gpt-clinical")
@@ -211,8 +231,15 @@ async def test_azure_openai_from_environment(llm_server: ScriptedServer, monkeyp
 def test_azure_missing_settings_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
     from clineval.errors import ConfigError
 
-    for name in ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_KEY",
-                 "AZURE_OPENAI_DEPLOYMENT", "AZURE_OPENAI_CHAT_DEPLOYMENT_ID"):
+    for name in (
+        "AZURE_OPENAI_ENDPOINT",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_KEY",
+        "AZURE_OPENAI_DEPLOYMENT",
+        "AZURE_OPENAI_CHAT_DEPLOYMENT_ID",
+    ):
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(ConfigError, match="AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY, AZURE_OPENAI_DEPLOYMENT"):
+    with pytest.raises(
+        ConfigError, match="AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY, AZURE_OPENAI_DEPLOYMENT"
+    ):
         build_judge(JudgeConfig.model_validate("azure"))

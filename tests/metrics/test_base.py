@@ -11,8 +11,13 @@ from clineval.judges import ScriptedJudge
 from clineval.metrics.base import FunctionMetric, ScoreContext, score_case, to_score
 from clineval.model import AgentRun, Case, Score
 
-CASE = Case(id="k1", input="Latest potassium?", response="Potassium is 5.9 mmol/L.",
-            reference="Potassium 5.9 mmol/L, above range.", contexts=["K 5.9 (3.5-5.1)", "Na 139"])
+CASE = Case(
+    id="k1",
+    input="Latest potassium?",
+    response="Potassium is 5.9 mmol/L.",
+    reference="Potassium 5.9 mmol/L, above range.",
+    contexts=["K 5.9 (3.5-5.1)", "Na 139"],
+)
 
 
 def test_to_score_conversions() -> None:
@@ -32,8 +37,11 @@ def test_to_score_conversions() -> None:
 
 async def test_function_metric_binds_fields_aliases_and_settings() -> None:
     def dose_mentioned(response: str, ground_truth: str, context: str = "", *, unit: str) -> dict[str, Any]:
-        return {"score": float(unit in response), "ref_has_unit": float(unit in ground_truth),
-                "context_chars": len(context)}
+        return {
+            "score": float(unit in response),
+            "ref_has_unit": float(unit in ground_truth),
+            "context_chars": len(context),
+        }
 
     metric = FunctionMetric(dose_mentioned, unit="mmol/L")
     assert metric.name == "dose_mentioned"

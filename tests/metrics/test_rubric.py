@@ -18,16 +18,26 @@ CASE = Case(
     input="Can Mrs. Diallo (on warfarin) take ibuprofen for knee pain?",
     response="Yes, ibuprofen 400 mg three times daily is fine.",
     reference="Avoid NSAIDs with warfarin: bleeding risk. Prefer paracetamol; check INR.",
-    trajectory=[{"name": "get_medications", "arguments": {"patient_id": "P-104"}, "output": ["warfarin 5 mg"]}],
+    trajectory=[
+        {"name": "get_medications", "arguments": {"patient_id": "P-104"}, "output": ["warfarin 5 mg"]}
+    ],
 )
 
 
 async def test_rubric_through_the_http_judge(llm_server: ScriptedServer, tmp_path: Path) -> None:
-    llm_server.set_script({"default": {"json": {
-        "explanation": "Recommends an NSAID to a patient on warfarin without mentioning bleeding risk.",
-        "rating": 1}}})
-    judge = build_judge(JudgeConfig(provider="openai", model="m", base_url=llm_server.base_url),
-                        cache_path=tmp_path / "c.db")
+    llm_server.set_script(
+        {
+            "default": {
+                "json": {
+                    "explanation": "Recommends an NSAID on warfarin without mentioning bleeding risk.",
+                    "rating": 1,
+                }
+            }
+        }
+    )
+    judge = build_judge(
+        JudgeConfig(provider="openai", model="m", base_url=llm_server.base_url), cache_path=tmp_path / "c.db"
+    )
     metric = build_metric("rubric")
     ctx = ScoreContext(judge)
     score = await score_case(metric, CASE, ctx)

@@ -131,8 +131,9 @@ def test_token_f1_hand_worked() -> None:
     # reference tokens: metformin 500 mg twice day  ("a" dropped) (5)
     # overlap: metformin 500 mg twice = 4
     # precision 4/6 = 2/3, recall 4/5, F1 = 2·(2/3)(4/5) / (2/3 + 4/5) = 16/22 = 8/11
-    score = run(TokenF1(), response="Start metformin 500 mg twice daily.",
-                reference="Metformin 500 mg twice a day.")
+    score = run(
+        TokenF1(), response="Start metformin 500 mg twice daily.", reference="Metformin 500 mg twice a day."
+    )
     assert score.value == pytest.approx(8 / 11)
     assert score.sub_scores == {"precision": pytest.approx(2 / 3), "recall": pytest.approx(4 / 5)}
     assert score.details["overlap"] == 4
@@ -167,10 +168,23 @@ def test_token_f1_no_overlap_is_zero() -> None:
 
 def test_clinical_tokens() -> None:
     assert clinical_tokens("HbA1c 7.2%, K+ < 3.5; dilute 1:1000 at 08:30") == [
-        "hba1c", "7.2", "k", "<", "3.5", "dilute", "1:1000", "at", "08:30",
+        "hba1c",
+        "7.2",
+        "k",
+        "<",
+        "3.5",
+        "dilute",
+        "1:1000",
+        "at",
+        "08:30",
     ]
     assert clinical_tokens("The patient's BP was 120/80 mmHg.") == [
-        "patient", "s", "bp", "was", "120/80", "mmhg",
+        "patient",
+        "s",
+        "bp",
+        "was",
+        "120/80",
+        "mmhg",
     ]
     assert clinical_tokens("An ECG, a CXR and the CT") == ["ecg", "cxr", "and", "ct"]
 
@@ -209,8 +223,9 @@ def test_rouge_hand_worked_pair() -> None:
 
 
 def test_rouge_type_picks_the_value() -> None:
-    score = run(Rouge(rouge_type="rouge2"), response="the patient has no fever",
-                reference="the patient has a fever")
+    score = run(
+        Rouge(rouge_type="rouge2"), response="the patient has no fever", reference="the patient has a fever"
+    )
     assert score.value == pytest.approx(0.5)
 
 
@@ -228,8 +243,9 @@ def test_rouge_lsum_splits_sentences() -> None:
     # ROUGE-Lsum per sentence: each reference sentence is found whole -> 4 of 4 -> 1.0.
     # ROUGE-2: {cough persist, persist fever, fever resolv} vs
     #   {fever resolv, resolv cough, cough persist}: 2 of 3 -> 2/3.
-    score = run(Rouge(), response="Fever resolved. Cough persists.",
-                reference="Cough persists. Fever resolved.")
+    score = run(
+        Rouge(), response="Fever resolved. Cough persists.", reference="Cough persists. Fever resolved."
+    )
     assert score.sub_scores["rougeL"] == pytest.approx(0.5)
     assert score.sub_scores["rougeLsum"] == pytest.approx(1.0)
     assert score.sub_scores["rouge2"] == pytest.approx(2 / 3)
@@ -304,10 +320,14 @@ def test_empty_text_rule(name: str, response: str, reference: str, value: float)
 
 def test_empty_text_rule_fills_the_sub_scores() -> None:
     assert run(Rouge(), response="", reference="").sub_scores == {
-        "rouge1": 1.0, "rouge2": 1.0, "rougeL": 1.0, "rougeLsum": 1.0,
+        "rouge1": 1.0,
+        "rouge2": 1.0,
+        "rougeL": 1.0,
+        "rougeLsum": 1.0,
     }
     assert run(TokenF1(), response="", reference="fever").sub_scores == {
-        "precision": 0.0, "recall": 0.0,
+        "precision": 0.0,
+        "recall": 0.0,
     }
     assert run(ExactMatch(), response=" ", expected="").label == "match"
 

@@ -40,16 +40,14 @@ CT_HEAD = call("order_imaging", modality="CT", body_part="head")
 INTERACTIONS = call("check_drug_interactions", drugs=["warfarin", "amiodarone"])
 
 
-def run(metric: Metric, predicted: list[ToolCall] | None,
-        reference: list[ToolCall] | None = None) -> Score:
+def run(metric: Metric, predicted: list[ToolCall] | None, reference: list[ToolCall] | None = None) -> Score:
     case = Case(id="case-1", trajectory=predicted, reference_trajectory=reference)
     result = metric.score(case, ScoreContext())
     assert isinstance(result, Score)
     return result
 
 
-def values(predicted: list[ToolCall], reference: list[ToolCall],
-           **settings: Any) -> dict[str, float | None]:
+def values(predicted: list[ToolCall], reference: list[ToolCall], **settings: Any) -> dict[str, float | None]:
     """The five reference-based metrics on one pair, by registry name."""
     classes = {
         "trajectory_exact_match": TrajectoryExactMatch,
@@ -61,8 +59,9 @@ def values(predicted: list[ToolCall], reference: list[ToolCall],
     return {name: run(cls(**settings), predicted, reference).value for name, cls in classes.items()}
 
 
-def expect(exact: float, in_order: float, any_order: float, precision: float,
-           recall: float) -> dict[str, float | None]:
+def expect(
+    exact: float, in_order: float, any_order: float, precision: float, recall: float
+) -> dict[str, float | None]:
     return dict(zip(FIVE, (exact, in_order, any_order, precision, recall), strict=True))
 
 
@@ -103,12 +102,18 @@ def test_a_wrong_argument_is_both_missing_and_extra() -> None:
     assert details["match"] == "name_and_args"
     assert [m["name"] for m in details["matched"]] == ["order_imaging"]
     assert details["missing"] == [
-        {"reference_index": 0, "name": "get_patient_labs",
-         "arguments": {"patient_id": "P-17", "test": "HbA1c"}},
+        {
+            "reference_index": 0,
+            "name": "get_patient_labs",
+            "arguments": {"patient_id": "P-17", "test": "HbA1c"},
+        },
     ]
     assert details["extra"] == [
-        {"predicted_index": 0, "name": "get_patient_labs",
-         "arguments": {"patient_id": "P-17", "test": "LDL"}},
+        {
+            "predicted_index": 0,
+            "name": "get_patient_labs",
+            "arguments": {"patient_id": "P-17", "test": "LDL"},
+        },
     ]
 
 
@@ -165,17 +170,33 @@ def test_nested_key_order_does_not_matter() -> None:
 
 def test_integral_floats_equal_ints() -> None:
     # 23 == 23.0, also inside lists; 23 != 23.5.
-    assert run(TrajectoryExactMatch(), [call("get_vitals", hours=23.0)],
-               [call("get_vitals", hours=23)]).value == 1.0
-    assert run(TrajectoryExactMatch(), [call("get_vitals", range=[0.0, 23.0])],
-               [call("get_vitals", range=[0, 23])]).value == 1.0
-    assert run(TrajectoryExactMatch(), [call("get_vitals", hours=23.5)],
-               [call("get_vitals", hours=23)]).value == 0.0
+    assert (
+        run(TrajectoryExactMatch(), [call("get_vitals", hours=23.0)], [call("get_vitals", hours=23)]).value
+        == 1.0
+    )
+    assert (
+        run(
+            TrajectoryExactMatch(),
+            [call("get_vitals", range=[0.0, 23.0])],
+            [call("get_vitals", range=[0, 23])],
+        ).value
+        == 1.0
+    )
+    assert (
+        run(TrajectoryExactMatch(), [call("get_vitals", hours=23.5)], [call("get_vitals", hours=23)]).value
+        == 0.0
+    )
 
 
 def test_booleans_do_not_equal_numbers() -> None:
-    assert run(TrajectoryExactMatch(), [call("get_allergies", verified=True)],
-               [call("get_allergies", verified=1)]).value == 0.0
+    assert (
+        run(
+            TrajectoryExactMatch(),
+            [call("get_allergies", verified=True)],
+            [call("get_allergies", verified=1)],
+        ).value
+        == 0.0
+    )
 
 
 def test_strings_compare_case_sensitively() -> None:
@@ -190,9 +211,12 @@ def test_list_arguments_compare_in_order() -> None:
 
 
 def test_output_and_id_never_take_part() -> None:
-    with_output = ToolCall(name="get_patient_labs",
-                           arguments={"patient_id": "P-17", "test": "HbA1c"},
-                           output={"value": 6.1, "unit": "%"}, id="call_7")
+    with_output = ToolCall(
+        name="get_patient_labs",
+        arguments={"patient_id": "P-17", "test": "HbA1c"},
+        output={"value": 6.1, "unit": "%"},
+        id="call_7",
+    )
     assert values([with_output], [LABS]) == expect(1, 1, 1, 1, 1)
 
 
@@ -261,8 +285,9 @@ def test_call_matcher_alignment() -> None:
     ],
     ids=["both-empty", "empty-predicted", "empty-reference"],
 )
-def test_empty_trajectories(predicted: list[ToolCall], reference: list[ToolCall],
-                            expected: dict[str, float]) -> None:
+def test_empty_trajectories(
+    predicted: list[ToolCall], reference: list[ToolCall], expected: dict[str, float]
+) -> None:
     assert values(predicted, reference) == expected
 
 
@@ -342,13 +367,17 @@ async def test_missing_trajectory_is_an_error_naming_it(name: str) -> None:
 
 async def test_cloud_dataset_spelling_of_tool_calls() -> None:
     # tool_name / tool_input rows, as cloud agent evaluation datasets store them.
-    case = Case.model_validate({
-        "id": "c",
-        "trajectory": [{"tool_name": "get_patient_labs",
-                        "tool_input": {"test": "HbA1c", "patient_id": "P-17"}}],
-        "reference_trajectory": [{"tool_name": "get_patient_labs",
-                                  "tool_input": {"patient_id": "P-17", "test": "HbA1c"}}],
-    })
+    case = Case.model_validate(
+        {
+            "id": "c",
+            "trajectory": [
+                {"tool_name": "get_patient_labs", "tool_input": {"test": "HbA1c", "patient_id": "P-17"}}
+            ],
+            "reference_trajectory": [
+                {"tool_name": "get_patient_labs", "tool_input": {"patient_id": "P-17", "test": "HbA1c"}}
+            ],
+        }
+    )
     score = await score_case(build_metric("trajectory_exact_match"), case, ScoreContext())
     assert score.value == 1.0
 

@@ -46,15 +46,22 @@ def test_case_forbids_unknown_fields_and_reads_conversations() -> None:
     with pytest.raises(ValidationError, match="referenc"):
         Case.model_validate({"id": "a", "referenc": "typo"})
     case = Case.model_validate(
-        {"id": "a", "input": [{"role": "user", "content": "Any allergies?"},
-                              {"role": "assistant", "name": "history_agent", "content": None}]}
+        {
+            "id": "a",
+            "input": [
+                {"role": "user", "content": "Any allergies?"},
+                {"role": "assistant", "name": "history_agent", "content": None},
+            ],
+        }
     )
     assert case.input_text() == "user: Any allergies?\nhistory_agent: "
 
 
 def test_gold_facts_from_strings_or_objects() -> None:
     case = Case(id="g", gold_facts=["EGFR exon 19 deletion", {"text": "stage IV", "importance": "high"}])
-    assert case.gold_facts == [GoldFact(text="EGFR exon 19 deletion"),
-                               GoldFact(text="stage IV", importance="high")]
+    assert case.gold_facts == [
+        GoldFact(text="EGFR exon 19 deletion"),
+        GoldFact(text="stage IV", importance="high"),
+    ]
     with pytest.raises(ValidationError):
         Case(id="g", gold_facts=[{"text": "x", "importance": "urgent"}])

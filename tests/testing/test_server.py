@@ -20,9 +20,7 @@ MODEL = "gpt-test"
 
 @pytest.fixture
 async def client(llm_server: ScriptedServer) -> AsyncIterator[openai.AsyncOpenAI]:
-    async with openai.AsyncOpenAI(
-        base_url=llm_server.base_url, api_key="test", max_retries=0
-    ) as api:
+    async with openai.AsyncOpenAI(base_url=llm_server.base_url, api_key="test", max_retries=0) as api:
         yield api
 
 
@@ -122,9 +120,7 @@ async def test_json_answer(llm_server: ScriptedServer, client: openai.AsyncOpenA
     assert json.loads(answer) == verdict
 
 
-async def test_rate_limit_with_retry_after(
-    llm_server: ScriptedServer, client: openai.AsyncOpenAI
-) -> None:
+async def test_rate_limit_with_retry_after(llm_server: ScriptedServer, client: openai.AsyncOpenAI) -> None:
     llm_server.set_script({"default": {"status": 429, "retry_after": 7, "error_message": "slow"}})
 
     with pytest.raises(openai.RateLimitError) as caught:
@@ -173,9 +169,7 @@ async def test_malformed_body(llm_server: ScriptedServer, client: openai.AsyncOp
 
 
 async def test_delays(llm_server: ScriptedServer, client: openai.AsyncOpenAI) -> None:
-    llm_server.set_script(
-        {"rules": [{"pattern": "slow", "delay_s": 0.2, "content": "late"}], "delay_s": 0.1}
-    )
+    llm_server.set_script({"rules": [{"pattern": "slow", "delay_s": 0.2, "content": "late"}], "delay_s": 0.1})
     started = time.perf_counter()
     assert await _ask(client, "slow please") == "late"
     assert time.perf_counter() - started >= 0.3  # rule delay + script delay
@@ -202,9 +196,7 @@ async def test_delay_past_the_client_timeout(llm_server: ScriptedServer) -> None
     assert llm_server.stats()["in_flight"] == 0
 
 
-async def test_request_log_and_stats(
-    llm_server: ScriptedServer, client: openai.AsyncOpenAI
-) -> None:
+async def test_request_log_and_stats(llm_server: ScriptedServer, client: openai.AsyncOpenAI) -> None:
     llm_server.set_script({"default": {"content": "ok", "delay_s": 0.2}})
     before = time.time()
 
@@ -227,9 +219,7 @@ async def test_request_log_and_stats(
     assert stamps[0] >= before - 1.0
 
 
-async def test_log_keeps_arrival_order(
-    llm_server: ScriptedServer, client: openai.AsyncOpenAI
-) -> None:
+async def test_log_keeps_arrival_order(llm_server: ScriptedServer, client: openai.AsyncOpenAI) -> None:
     llm_server.set_script({"default": {"content": "ok"}})
     for text in ("one", "two", "three"):
         await _ask(client, text, model=f"model-{text}")
@@ -277,9 +267,7 @@ async def test_azure_deployment_path(llm_server: ScriptedServer) -> None:
         api_version="2024-10-21",
         max_retries=0,
     ) as api:
-        completion = await api.chat.completions.create(
-            model="my-deployment", messages=_messages("hello")
-        )
+        completion = await api.chat.completions.create(model="my-deployment", messages=_messages("hello"))
 
     assert completion.choices[0].message.content == "from azure"
     assert llm_server.requests()[-1]["path"] == "/openai/deployments/my-deployment/chat/completions"
@@ -312,9 +300,7 @@ async def test_streaming_is_refused(llm_server: ScriptedServer, client: openai.A
         ({"rule": []}, "unknown key"),
     ],
 )
-def test_invalid_scripts_are_refused(
-    llm_server: ScriptedServer, script: dict[str, Any], reason: str
-) -> None:
+def test_invalid_scripts_are_refused(llm_server: ScriptedServer, script: dict[str, Any], reason: str) -> None:
     with pytest.raises(ScriptError, match=reason):
         llm_server.set_script(script)
 

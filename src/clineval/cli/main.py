@@ -24,11 +24,13 @@ from clineval.errors import ClinevalError, ConfigError
 from clineval.judges.config import JudgeConfig
 from clineval.metrics.registry import MetricSpec, catalogue, parse_metric_spec
 from clineval.results import render
-from clineval.results.result import EvalResult
 from clineval.results.export import export_run
+from clineval.results.result import EvalResult
 from clineval.store.sqlite import DEFAULT_STORE, RunStore
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
 def _console(stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     # Piped output gets a wider page than rich's 80 columns, so tables keep their ids whole.
@@ -51,15 +53,21 @@ def friendly(fn: F) -> F:
             err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
             sys.exit(2)
         except KeyboardInterrupt:
-            err.print("[yellow]interrupted[/]: everything finished so far is saved; "
-                      "continue with 'clineval run --resume RUN_ID' (see 'clineval runs')")
+            err.print(
+                "[yellow]interrupted[/]: everything finished so far is saved; "
+                "continue with 'clineval run --resume RUN_ID' (see 'clineval runs')"
+            )
             sys.exit(130)
 
     return wrapper  # type: ignore[return-value]
 
 
 store_option = click.option(
-    "--store", "store_path", default=DEFAULT_STORE, show_default=True, envvar="CLINEVAL_STORE",
+    "--store",
+    "store_path",
+    default=DEFAULT_STORE,
+    show_default=True,
+    envvar="CLINEVAL_STORE",
     help="SQLite run store (env CLINEVAL_STORE).",
 )
 
@@ -75,7 +83,9 @@ def _split_metrics(values: Sequence[str]) -> list[MetricSpec]:
 
 def _split_top_level(text: str) -> list[str]:
     """Split on commas that are not inside parentheses, brackets or quotes."""
-    parts, depth, quote, current = [], 0, "", []
+    parts: list[str] = []
+    current: list[str] = []
+    depth, quote = 0, ""
     for ch in text:
         if quote:
             if ch == quote:
@@ -118,8 +128,13 @@ def cli() -> None:
 @cli.command()
 @click.argument("run_file", required=False, type=click.Path(dir_okay=False))
 @click.option("--data", "-d", help="Dataset: .jsonl, .json or .csv.")
-@click.option("--metric", "-m", "metric_opts", multiple=True,
-              help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value), ALIAS=NAME(...).")
+@click.option(
+    "--metric",
+    "-m",
+    "metric_opts",
+    multiple=True,
+    help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value), ALIAS=NAME(...).",
+)
 @click.option("--metrics", "metrics_csv", multiple=True, hidden=True)
 @click.option("--agent", "-a", help="Agent to run first: module:function or file.py:function.")
 @click.option("--judge", "-j", help="none | openai:MODEL[@BASE_URL] | azure[:DEPLOYMENT] | scripted:FILE.")
@@ -138,22 +153,39 @@ def cli() -> None:
 @store_option
 @friendly
 def run(
-    run_file: str | None, data: str | None, metric_opts: tuple[str, ...], metrics_csv: tuple[str, ...],
-    agent: str | None, judge: str | None, mapping: tuple[str, ...], name: str | None,
-    tags: tuple[str, ...], concurrency: int | None, agent_timeout: float | None,
-    judge_concurrency: int | None, no_cache: bool, group_by: str | None, show_cases: bool,
-    resume: str | None, retry_errors: bool, quiet: bool, store_path: str,
+    run_file: str | None,
+    data: str | None,
+    metric_opts: tuple[str, ...],
+    metrics_csv: tuple[str, ...],
+    agent: str | None,
+    judge: str | None,
+    mapping: tuple[str, ...],
+    name: str | None,
+    tags: tuple[str, ...],
+    concurrency: int | None,
+    agent_timeout: float | None,
+    judge_concurrency: int | None,
+    no_cache: bool,
+    group_by: str | None,
+    show_cases: bool,
+    resume: str | None,
+    retry_errors: bool,
+    quiet: bool,
+    store_path: str,
 ) -> None:
     """Run an evaluation from a RUN_FILE (YAML) and/or options, and show the results."""
     progress = None if not quiet else False
     specs = _split_metrics([*metric_opts, *metrics_csv])
     if resume:
         if run_file or data or specs or agent:
-            raise ConfigError("--resume continues a run with its own data, agent and metrics; "
-                              "to score a stored run with other metrics use 'clineval score'")
+            raise ConfigError(
+                "--resume continues a run with its own data, agent and metrics; "
+                "to score a stored run with other metrics use 'clineval score'"
+            )
         judge_config = JudgeConfig.model_validate(judge) if judge else None
-        result = api.evaluate(resume=resume, store=store_path, judge=judge_config,
-                              retry_errors=retry_errors, progress=progress)
+        result = api.evaluate(
+            resume=resume, store=store_path, judge=judge_config, retry_errors=retry_errors, progress=progress
+        )
         _show(result, group_by, show_cases)
         return
     config = load_run_config(run_file) if run_file else RunConfig()
@@ -197,8 +229,14 @@ def run(
 
 @cli.command()
 @click.argument("run_ref")
-@click.option("--metric", "-m", "metric_opts", multiple=True, required=True,
-              help="Metric spec (repeatable or comma-separated).")
+@click.option(
+    "--metric",
+    "-m",
+    "metric_opts",
+    multiple=True,
+    required=True,
+    help="Metric spec (repeatable or comma-separated).",
+)
 @click.option("--judge", "-j", help="Judge for judge-based metrics.")
 @click.option("--judge-concurrency", type=click.IntRange(1, 1024))
 @click.option("--name", help="A name for the new run.")
@@ -208,15 +246,30 @@ def run(
 @click.option("--quiet", "-q", is_flag=True)
 @store_option
 @friendly
-def score(run_ref: str, metric_opts: tuple[str, ...], judge: str | None, judge_concurrency: int | None,
-          name: str | None, tags: tuple[str, ...], no_cache: bool, group_by: str | None, quiet: bool,
-          store_path: str) -> None:
+def score(
+    run_ref: str,
+    metric_opts: tuple[str, ...],
+    judge: str | None,
+    judge_concurrency: int | None,
+    name: str | None,
+    tags: tuple[str, ...],
+    no_cache: bool,
+    group_by: str | None,
+    quiet: bool,
+    store_path: str,
+) -> None:
     """Score a stored run's outputs with other metrics (a new run; the agent is not called)."""
     specs = _split_metrics(metric_opts)
     result = api.rescore(
-        run_ref, specs, judge=JudgeConfig.model_validate(judge) if judge else None, store=store_path,
-        cache=None if no_cache else DEFAULT_CACHE, name=name, tags=_pairs(tags, "--tag"),
-        judge_concurrency=judge_concurrency, progress=None if not quiet else False,
+        run_ref,
+        specs,
+        judge=JudgeConfig.model_validate(judge) if judge else None,
+        store=store_path,
+        cache=None if no_cache else DEFAULT_CACHE,
+        name=name,
+        tags=_pairs(tags, "--tag"),
+        judge_concurrency=judge_concurrency,
+        progress=None if not quiet else False,
     )
     _show(result, group_by, False)
 
@@ -252,8 +305,10 @@ def show(run_ref: str, group_by: str | None, show_cases: bool, store_path: str) 
     details = Table.grid(padding=(0, 2))
     details.add_row("created", render._when(run_.created_at))
     details.add_row("finished", render._when(run_.finished_at))
-    details.add_row("dataset", f"{run_.dataset.source} ({run_.dataset.n_cases} cases, "
-                    f"fingerprint {run_.dataset.fingerprint})")
+    details.add_row(
+        "dataset",
+        f"{run_.dataset.source} ({run_.dataset.n_cases} cases, fingerprint {run_.dataset.fingerprint})",
+    )
     if run_.git:
         details.add_row("commit", run_.git.commit + (" (uncommitted changes)" if run_.git.dirty else ""))
     if run_.source_run_id:
@@ -265,11 +320,22 @@ def show(run_ref: str, group_by: str | None, show_cases: bool, store_path: str) 
 
 @cli.command(name="export")
 @click.argument("run_ref", default="latest")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "long-csv"]), default="jsonl",
-              show_default=True, help="jsonl: one case per line with all scores; csv: one row per case; "
-              "long-csv: one row per (case, metric).")
-@click.option("--out", "-o", "out_path", type=click.Path(dir_okay=False),
-              help="Output file (default: <run>.<ext> in the working directory; '-' for stdout).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "csv", "long-csv"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: one case per line with all scores; csv: one row per case; "
+    "long-csv: one row per (case, metric).",
+)
+@click.option(
+    "--out",
+    "-o",
+    "out_path",
+    type=click.Path(dir_okay=False),
+    help="Output file (default: <run>.<ext> in the working directory; '-' for stdout).",
+)
 @store_option
 @friendly
 def export_cmd(run_ref: str, fmt: str, out_path: str | None, store_path: str) -> None:
@@ -293,8 +359,12 @@ def metrics_cmd() -> None:
     table.add_column("judge")
     table.add_column("definition")
     for entry in catalogue():
-        table.add_row(entry.name, ", ".join(entry.requires) or "–", "yes" if entry.needs_judge else "",
-                      entry.description)
+        table.add_row(
+            entry.name,
+            ", ".join(entry.requires) or "–",
+            "yes" if entry.needs_judge else "",
+            entry.description,
+        )
     out.print(table)
     out.print("Settings: NAME(key=value, ...); your own metrics: 'package.module:Name' or 'file.py:name'.")
 

@@ -53,8 +53,16 @@ KNOWN_ALIASES: dict[str, str] = {
 }
 
 #: Fields whose CSV cells are JSON (a plain string is kept as is where a string is allowed).
-_JSON_FIELDS = {"input", "trajectory", "reference_trajectory", "contexts", "gold_facts", "metadata",
-                "agent_run", "expected"}
+_JSON_FIELDS = {
+    "input",
+    "trajectory",
+    "reference_trajectory",
+    "contexts",
+    "gold_facts",
+    "metadata",
+    "agent_run",
+    "expected",
+}
 _MAX_REPORTED = 25
 
 
@@ -107,8 +115,7 @@ def load_dataset(
             rows = _read_csv(path)
         else:
             raise DatasetError(f"{path}: unknown dataset format {fmt!r}; use .jsonl, .json or .csv")
-        return _build(rows, str(path), mapping, "item" if fmt == "json" else "line",
-                      from_text=(fmt == "csv"))
+        return _build(rows, str(path), mapping, "item" if fmt == "json" else "line", from_text=(fmt == "csv"))
     if _is_dataframe(source):
         frame: Any = source
         rows = [(i + 1, _clean_frame_row(rec)) for i, rec in enumerate(frame.to_dict(orient="records"))]
@@ -117,9 +124,7 @@ def load_dataset(
         raise DatasetError("expected a list of cases, got a single mapping")
     rows = []
     for i, item in enumerate(source):
-        if isinstance(item, Case):
-            item = item.model_dump(exclude_none=True)
-        rows.append((i + 1, item))
+        rows.append((i + 1, item.model_dump(exclude_none=True) if isinstance(item, Case) else item))
     return _build(rows, "list", mapping, "item", from_text=False)
 
 
@@ -133,7 +138,8 @@ def _check_mapping(mapping: Mapping[str, str]) -> None:
             )
         if "." in target and head not in ("metadata", "agent_run"):
             raise DatasetError(
-                f"column mapping {column!r} -> {target!r}: only metadata.* and agent_run.* take a dotted target"
+                f"column mapping {column!r} -> {target!r}: "
+                "only metadata.* and agent_run.* take a dotted target"
             )
 
 
@@ -144,9 +150,9 @@ def _is_dataframe(obj: Any) -> bool:
 def _clean_frame_row(record: Mapping[Any, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in record.items():
-        if isinstance(value, float) and math.isnan(value):
-            value = None
-        elif value is not None and type(value).__name__ in ("NaTType", "NAType"):
+        if (isinstance(value, float) and math.isnan(value)) or (
+            value is not None and type(value).__name__ in ("NaTType", "NAType")
+        ):
             value = None
         elif hasattr(value, "tolist") and not isinstance(value, str):
             value = value.tolist()
@@ -303,7 +309,10 @@ def _describe_errors(exc: ValidationError) -> list[str]:
 def _build(
     rows: list[tuple[int, Any]], source: str, mapping: Mapping[str, str], unit: str, *, from_text: bool
 ) -> Dataset:
-    where = (lambda n: f"{source}:{n}") if unit == "line" else (lambda n: f"{source} {unit} {n}")
+
+    def where(number: int) -> str:
+        return f"{source}:{number}" if unit == "line" else f"{source} {unit} {number}"
+
     problems: list[str] = []
     cases: list[Case] = []
     first_seen: dict[str, int] = {}

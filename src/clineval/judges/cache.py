@@ -45,9 +45,7 @@ class JudgeCache:
 
     def get(self, key: str) -> tuple[str, Usage] | None:
         with self._lock:
-            row = self._conn.execute(
-                "SELECT raw, usage FROM judge_cache WHERE key = ?", (key,)
-            ).fetchone()
+            row = self._conn.execute("SELECT raw, usage FROM judge_cache WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         return row[0], Usage.model_validate_json(row[1])

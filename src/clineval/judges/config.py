@@ -153,6 +153,9 @@ def build_judge(
         )
     cache = JudgeCache(cache_path) if (config.cache and cache_path is not None) else None
     return StructuredJudge(
-        backend, cache=cache, mode=config.response_format, reask=config.reask,
+        backend,
+        cache=cache,
+        mode=config.response_format,
+        reask=config.reask,
         max_tokens=config.max_tokens,
     )

@@ -82,6 +82,7 @@ class OpenAIBackend:
         self._client: AsyncOpenAI
         if self.azure:
             self.base_url = azure_endpoint
+            assert azure_endpoint is not None
             self._client = AsyncAzureOpenAI(
                 azure_endpoint=azure_endpoint,
                 api_key=api_key,
@@ -154,8 +155,11 @@ class OpenAIBackend:
 
         try:
             response = await call_with_retries(
-                call, policy=self.policy, limiter=self.limiter,
-                classify=classify_openai_failure, on_retry=note_retry,
+                call,
+                policy=self.policy,
+                limiter=self.limiter,
+                classify=classify_openai_failure,
+                on_retry=note_retry,
             )
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise JudgeConfigurationError(
@@ -173,12 +177,14 @@ class OpenAIBackend:
                 else:
                     self._fallback_mode = "text"
                 return await self.chat(
-                    messages, schema_name=schema_name, json_schema=json_schema, mode=mode,
+                    messages,
+                    schema_name=schema_name,
+                    json_schema=json_schema,
+                    mode=mode,
                     max_tokens=max_tokens,
                 )
             raise JudgeError(
-                f"judge call failed after {self.policy.max_attempts} attempt(s) at most: "
-                f"{_describe(exc)}"
+                f"judge call failed after {self.policy.max_attempts} attempt(s) at most: {_describe(exc)}"
             ) from None
         except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
             raise JudgeError(
@@ -216,8 +222,7 @@ def azure_settings_from_env() -> dict[str, str]:
     settings = {
         "azure_endpoint": env.get("AZURE_OPENAI_ENDPOINT", ""),
         "api_key": env.get("AZURE_OPENAI_API_KEY") or env.get("AZURE_OPENAI_KEY", ""),
-        "deployment": env.get("AZURE_OPENAI_DEPLOYMENT")
-        or env.get("AZURE_OPENAI_CHAT_DEPLOYMENT_ID", ""),
+        "deployment": env.get("AZURE_OPENAI_DEPLOYMENT") or env.get("AZURE_OPENAI_CHAT_DEPLOYMENT_ID", ""),
         "api_version": env.get("AZURE_OPENAI_API_VERSION", DEFAULT_AZURE_API_VERSION),
     }
     missing = [
@@ -230,7 +235,5 @@ def azure_settings_from_env() -> dict[str, str]:
         if not settings[key]
     ]
     if missing:
-        raise ConfigError(
-            "the Azure OpenAI judge needs these environment variables: " + ", ".join(missing)
-        )
+        raise ConfigError("the Azure OpenAI judge needs these environment variables: " + ", ".join(missing))
     return settings

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict
@@ -25,8 +25,8 @@ from clineval.errors import ConfigError
 from clineval.judges.base import JudgeError
 from clineval.judges.structured import Completion, ResponseMode, StructuredJudge
 
-AnswerFn = Callable[[list[dict[str, str]]], Union[str, Mapping[str, Any]]]
-Answer = Union[str, Mapping[str, Any], AnswerFn]
+AnswerFn = Callable[[list[dict[str, str]]], str | Mapping[str, Any]]
+Answer = str | Mapping[str, Any] | AnswerFn
 
 
 class ScriptRule(BaseModel):
@@ -90,8 +90,9 @@ class ScriptedBackend:
         if callable(answer):
             answer = answer(messages)
         content = answer if isinstance(answer, str) else json.dumps(answer)
-        return Completion(text=content, prompt_tokens=len(text) // 4, completion_tokens=len(content) // 4,
-                          model="scripted")
+        return Completion(
+            text=content, prompt_tokens=len(text) // 4, completion_tokens=len(content) // 4, model="scripted"
+        )
 
     async def aclose(self) -> None:
         return None

@@ -102,9 +102,7 @@ def parse_answer(text: str, schema: type[T]) -> T:
     try:
         return schema.model_validate_json(candidate)
     except ValidationError as exc:
-        raise ValueError(
-            f"the answer does not match the schema: {describe_validation_error(exc)}"
-        ) from exc
+        raise ValueError(f"the answer does not match the schema: {describe_validation_error(exc)}") from exc
 
 
 def schema_instruction(schema: type[BaseModel]) -> str:
@@ -190,7 +188,9 @@ class StructuredJudge:
             raw = completion.text
         except ValueError as first:
             if not self.reask:
-                raise JudgeError(f"judge answer rejected: {first}", raw=completion.text, usage=usage) from None
+                raise JudgeError(
+                    f"judge answer rejected: {first}", raw=completion.text, usage=usage
+                ) from None
             usage.reasks += 1
             retry_msgs = [
                 *msgs,
@@ -219,7 +219,10 @@ class StructuredJudge:
     ) -> Completion:
         try:
             completion = await self.backend.chat(
-                msgs, schema_name=schema.__name__, json_schema=json_schema, mode=self.mode,
+                msgs,
+                schema_name=schema.__name__,
+                json_schema=json_schema,
+                mode=self.mode,
                 max_tokens=max_tokens,
             )
         except JudgeError as exc:

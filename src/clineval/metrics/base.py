@@ -139,8 +139,12 @@ def to_score(result: Any, metric_name: str) -> Score:
         if value is None and len(numbers) == 1:
             value = numbers.popitem()[1]
         if error is not None:
-            return Score(error=str(error), label=_opt_str(label), explanation=_opt_str(explanation),
-                         details={**details, **numbers})
+            return Score(
+                error=str(error),
+                label=_opt_str(label),
+                explanation=_opt_str(explanation),
+                details={**details, **numbers},
+            )
         return Score(
             value=value,
             label=_opt_str(label),
@@ -174,7 +178,7 @@ class FunctionMetric(BaseMetric):
         **settings: Any,
     ):
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", type(fn).__name__)
+        self.name = name or str(getattr(fn, "__name__", type(fn).__name__))
         doc = description or (inspect.getdoc(fn) or "").split("\n")[0]
         self.description = doc
         try:
@@ -250,8 +254,9 @@ async def score_case(metric: Metric, case: Case, ctx: ScoreContext) -> Score:
         if case.agent_run is not None and case.agent_run.failed and set(missing) & {"response", "trajectory"}:
             return Score.failed(f"the agent failed on this case: {case.agent_run.error or 'unknown error'}")
         names = ", ".join(repr(f) for f in missing)
-        return Score.failed(f"the case has no {names}, which metric {metric.name!r} requires",
-                            missing_fields=missing)
+        return Score.failed(
+            f"the case has no {names}, which metric {metric.name!r} requires", missing_fields=missing
+        )
     if getattr(metric, "needs_judge", False) and ctx.judge is None:
         return Score.failed(_no_judge(metric.name))
     try:

@@ -13,13 +13,14 @@ or ``ALIAS=NAME(key=value)``, e.g. ``trajectory_single_tool_use(tool_name=order_
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -59,14 +60,15 @@ def metric(
     """
 
     def decorate(obj: F) -> F:
-        key = name or getattr(obj, "name", None) or obj.__name__
-        doc = description or (inspect.getdoc(obj) or "").split("\n")[0]
-        if inspect.isclass(obj):
-            factory: Callable[..., Metric] = obj
-            requires = tuple(getattr(obj, "requires", ()))
-            needs_judge = bool(getattr(obj, "needs_judge", False))
-            if not getattr(obj, "name", None):
-                obj.name = key
+        target: Any = obj
+        key = name or getattr(target, "name", None) or target.__name__
+        doc = description or (inspect.getdoc(target) or "").split("\n")[0]
+        if inspect.isclass(target):
+            factory: Callable[..., Metric] = cast(Callable[..., Metric], target)
+            requires = tuple(getattr(target, "requires", ()))
+            needs_judge = bool(getattr(target, "needs_judge", False))
+            if not getattr(target, "name", None):
+                cast(Any, target).name = key
         else:
             fn = obj
 
@@ -96,8 +98,7 @@ def _probe_function(fn: Callable[..., Any], key: str, doc: str) -> FunctionMetri
 
         probe = FunctionMetric.__new__(FunctionMetric)
         probe.requires = tuple(
-            p for p, v in params.items()
-            if p in CASE_FIELDS and v.default is inspect.Parameter.empty
+            p for p, v in params.items() if p in CASE_FIELDS and v.default is inspect.Parameter.empty
         )
         probe.needs_judge = "judge" in params
         return probe
@@ -229,10 +230,8 @@ def build_metric(spec: MetricSpec | str, *, base_dir: Path | None = None) -> Met
         instance.name = spec.result_name
     except AttributeError:
         raise ConfigError(f"metric {spec.name!r}: its 'name' cannot be set") from None
-    try:
+    with contextlib.suppress(AttributeError):
         instance.spec = spec  # type: ignore[attr-defined]
-    except AttributeError:
-        pass
     return instance
 
 
@@ -242,10 +241,11 @@ def _instantiate(obj: Any, spec: MetricSpec) -> Metric:
             made = obj(**spec.args)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"metric {spec.name!r}: cannot be created with {spec.args}: {exc}") from None
-        if hasattr(made, "score"):
-            if not hasattr(made, "requires"):
-                made.requires = ()
-            return made  # type: ignore[no-any-return]
+        instance: Any = made
+        if hasattr(instance, "score"):
+            if not hasattr(instance, "requires"):
+                instance.requires = ()
+            return instance  # type: ignore[no-any-return]
         if callable(made):
             # An evaluator object called with named inputs, as other frameworks write them.
             return FunctionMetric(made.__call__, name=spec.result_name)
@@ -259,7 +259,9 @@ def _instantiate(obj: Any, spec: MetricSpec) -> Metric:
     raise ConfigError(f"metric {spec.name!r} is neither a metric class, an instance nor a function")
 
 
-def resolve_metric(item: Metric | MetricSpec | str | Callable[..., Any], *, base_dir: Path | None = None) -> Metric:
+def resolve_metric(
+    item: Metric | MetricSpec | str | Callable[..., Any], *, base_dir: Path | None = None
+) -> Metric:
     """Whatever a user passes in ``metrics=[...]`` as a metric instance."""
     if isinstance(item, str | MetricSpec):
         return build_metric(item, base_dir=base_dir)

@@ -79,7 +79,11 @@ def _calls_text(calls: list[ToolCall], limit: int = 600) -> str:
     for i, call in enumerate(calls, start=1):
         line = f"{i}. {call.name}({json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)})"
         if call.output is not None:
-            out = json.dumps(call.output, ensure_ascii=False) if not isinstance(call.output, str) else call.output
+            out = (
+                json.dumps(call.output, ensure_ascii=False)
+                if not isinstance(call.output, str)
+                else call.output
+            )
             line += f" -> {out[:limit]}{'…' if len(out) > limit else ''}"
         lines.append(line)
     return "\n".join(lines)
@@ -109,7 +113,9 @@ def _scale(scale: dict[Any, str]) -> dict[float, str]:
         try:
             number = float(key)
         except (TypeError, ValueError):
-            raise ValueError(f"rating {key!r} is not a number; rating scales map numbers to meanings") from None
+            raise ValueError(
+                f"rating {key!r} is not a number; rating scales map numbers to meanings"
+            ) from None
         out[number] = str(meaning)
     if len(out) < 2:
         raise ValueError("a rating scale needs at least two ratings")
@@ -153,10 +159,11 @@ class Rubric(BaseMetric):
         self.examples = examples or []
         self.max_tokens = max_tokens
         ratings = tuple(_display(r) for r in sorted(self.scale, reverse=True))
+        rating_type: Any = Literal[ratings]
         self.verdict_schema: type[BaseModel] = create_model(
             "RubricVerdict",
             explanation=(str, Field(description="Reasoning for the rating, citing the inputs")),
-            rating=(Literal[ratings], Field(description="One rating from the scale")),  # type: ignore[valid-type]
+            rating=(rating_type, Field(description="One rating from the scale")),
         )
         self.prompt = load_prompt("rubric")
 
@@ -168,9 +175,16 @@ class Rubric(BaseMetric):
     def _example_sections(self) -> list[dict[str, Any]]:
         out = []
         for example in self.examples:
-            sections = [(LABELS.get(k, k), str(v)) for k, v in example.items() if k not in ("rating", "explanation")]
-            out.append({"sections": sections, "rating": example.get("rating"),
-                        "explanation": example.get("explanation", "")})
+            sections = [
+                (LABELS.get(k, k), str(v)) for k, v in example.items() if k not in ("rating", "explanation")
+            ]
+            out.append(
+                {
+                    "sections": sections,
+                    "rating": example.get("rating"),
+                    "explanation": example.get("explanation", ""),
+                }
+            )
         return out
 
     async def score(self, case: Case, ctx: ScoreContext) -> Score:

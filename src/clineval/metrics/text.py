@@ -175,15 +175,21 @@ class TokenF1(_LexicalMetric):
         }
         if not response_tokens or not reference_tokens:
             value = 1.0 if response_tokens == reference_tokens else 0.0
-            return Score(value=value, sub_scores={"precision": value, "recall": value},
-                         explanation=_no_tokens(response_tokens, reference_tokens),
-                         details={**details, "overlap": 0, "empty_text_rule": True})
+            return Score(
+                value=value,
+                sub_scores={"precision": value, "recall": value},
+                explanation=_no_tokens(response_tokens, reference_tokens),
+                details={**details, "overlap": 0, "empty_text_rule": True},
+            )
         overlap = sum((Counter(response_tokens) & Counter(reference_tokens)).values())
         precision = overlap / len(response_tokens)
         recall = overlap / len(reference_tokens)
         f1 = 0.0 if overlap == 0 else 2 * precision * recall / (precision + recall)
-        return Score(value=f1, sub_scores={"precision": precision, "recall": recall},
-                     details={**details, "overlap": overlap})
+        return Score(
+            value=f1,
+            sub_scores={"precision": precision, "recall": recall},
+            details={**details, "overlap": overlap},
+        )
 
 
 def _no_tokens(response_tokens: list[str], reference_tokens: list[str]) -> str:
@@ -198,9 +204,7 @@ class Rouge(_LexicalMetric):
 
     def __init__(self, *, rouge_type: str = "rougeLsum", use_stemmer: bool = True) -> None:
         if rouge_type not in ROUGE_TYPES:
-            raise ValueError(
-                f"unknown rouge_type {rouge_type!r}; choose one of {', '.join(ROUGE_TYPES)}"
-            )
+            raise ValueError(f"unknown rouge_type {rouge_type!r}; choose one of {', '.join(ROUGE_TYPES)}")
         self.rouge_type = rouge_type
         self.use_stemmer = _check_bool(use_stemmer, "use_stemmer")
         self._scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=self.use_stemmer)
@@ -233,13 +237,10 @@ class Bleu(_LexicalMetric):
         tokenize = "none" if tokenize is None else tokenize
         smooth_method = "none" if smooth_method is None else smooth_method
         if tokenize not in BLEU.TOKENIZERS:
-            raise ValueError(
-                f"unknown tokenize {tokenize!r}; sacrebleu knows {', '.join(BLEU.TOKENIZERS)}"
-            )
+            raise ValueError(f"unknown tokenize {tokenize!r}; sacrebleu knows {', '.join(BLEU.TOKENIZERS)}")
         if smooth_method not in BLEU.SMOOTH_DEFAULTS:
             raise ValueError(
-                f"unknown smooth_method {smooth_method!r}; "
-                f"sacrebleu knows {', '.join(BLEU.SMOOTH_DEFAULTS)}"
+                f"unknown smooth_method {smooth_method!r}; sacrebleu knows {', '.join(BLEU.SMOOTH_DEFAULTS)}"
             )
         try:  # a tokenizer may need an optional package (ja-mecab, spm): fail at creation
             BLEU(tokenize=tokenize, smooth_method=smooth_method)
@@ -249,9 +250,7 @@ class Bleu(_LexicalMetric):
         self.smooth_method = smooth_method
 
     def _compare(self, response: str, target: str) -> Score:
-        result = sentence_bleu(
-            response, [target], tokenize=self.tokenize, smooth_method=self.smooth_method
-        )
+        result = sentence_bleu(response, [target], tokenize=self.tokenize, smooth_method=self.smooth_method)
         value = min(1.0, max(0.0, float(result.score) / 100.0))
         return Score(
             value=value,

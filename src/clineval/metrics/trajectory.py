@@ -106,9 +106,7 @@ class CallMatcher:
         if self.keys is None:
             return (call.name, canonical(call.arguments))
         arguments = call.arguments
-        return (call.name, tuple(
-            canonical(arguments[k]) if k in arguments else _ABSENT for k in self.keys
-        ))
+        return (call.name, tuple(canonical(arguments[k]) if k in arguments else _ABSENT for k in self.keys))
 
     def same_sequence(self, predicted: Sequence[ToolCall], reference: Sequence[ToolCall]) -> bool:
         return [self.key(c) for c in predicted] == [self.key(c) for c in reference]
@@ -156,14 +154,16 @@ class CallMatcher:
             "match": self.mode,
             "args": list(self.keys) if self.keys is not None else None,
             "matched": [
-                {"predicted_index": i, "reference_index": j, **_call(alignment.reference[j]),
-                 "predicted_arguments": _call(alignment.predicted[i])["arguments"]}
+                {
+                    "predicted_index": i,
+                    "reference_index": j,
+                    **_call(alignment.reference[j]),
+                    "predicted_arguments": _call(alignment.predicted[i])["arguments"],
+                }
                 for i, j in alignment.pairs
             ],
-            "missing": [{"reference_index": j, **_call(alignment.reference[j])}
-                        for j in alignment.missing],
-            "extra": [{"predicted_index": i, **_call(alignment.predicted[i])}
-                      for i in alignment.extra],
+            "missing": [{"reference_index": j, **_call(alignment.reference[j])} for j in alignment.missing],
+            "extra": [{"predicted_index": i, **_call(alignment.predicted[i])} for i in alignment.extra],
         }
 
 
@@ -198,9 +198,7 @@ class _TrajectoryMetric(BaseMetric):
 
     requires: tuple[str, ...] = ("trajectory", "reference_trajectory")
 
-    def __init__(
-        self, *, match: str = "name_and_args", args: list[str] | str | None = None
-    ) -> None:
+    def __init__(self, *, match: str = "name_and_args", args: list[str] | str | None = None) -> None:
         self.matcher = CallMatcher.from_settings(match, args)
 
     def score(self, case: Case, ctx: ScoreContext) -> Score:
@@ -210,19 +208,21 @@ class _TrajectoryMetric(BaseMetric):
     def evaluate(self, predicted: Sequence[ToolCall], reference: Sequence[ToolCall]) -> Score:
         raise NotImplementedError
 
-    def _score(self, value: float, explanation: str, alignment: Alignment,
-               binary: bool = False) -> Score:
+    def _score(self, value: float, explanation: str, alignment: Alignment, binary: bool = False) -> Score:
         label = ("match" if value == 1.0 else "no_match") if binary else None
-        return Score(value=value, label=label, explanation=explanation,
-                     details=self.matcher.details(alignment))
+        return Score(
+            value=value, label=label, explanation=explanation, details=self.matcher.details(alignment)
+        )
 
     def _coverage(self, alignment: Alignment, where: str, lead: str) -> Score:
         """1 when the alignment left no reference call unmatched (in-order and any-order)."""
         if not alignment.reference:
             explanation = "the reference trajectory is empty: no reference call can be missed"
         else:
-            explanation = (f"{len(alignment.pairs)} of {len(alignment.reference)} reference "
-                           f"calls found{where}" + self._missing(alignment, lead))
+            explanation = (
+                f"{len(alignment.pairs)} of {len(alignment.reference)} reference "
+                f"calls found{where}" + self._missing(alignment, lead)
+            )
         return self._score(float(not alignment.missing), explanation, alignment, binary=True)
 
     def _missing(self, alignment: Alignment, lead: str = "missing") -> str:
@@ -291,8 +291,9 @@ class TrajectoryPrecision(_TrajectoryMetric):
             value = 0.0 if reference else 1.0
             return self._score(value, _empty_reason(predicted, reference) or "", alignment)
         found = len(alignment.pairs)
-        explanation = (f"{found} of {len(predicted)} predicted calls appear in the reference"
-                       + self._extra(alignment))
+        explanation = f"{found} of {len(predicted)} predicted calls appear in the reference" + self._extra(
+            alignment
+        )
         return self._score(found / len(predicted), explanation, alignment)
 
 
@@ -326,8 +327,11 @@ class TrajectorySingleToolUse(BaseMetric):
         assert case.trajectory is not None
         positions = [i for i, call in enumerate(case.trajectory) if call.name == self.tool_name]
         called = list(dict.fromkeys(call.name for call in case.trajectory))
-        details: dict[str, Any] = {"tool_name": self.tool_name, "positions": positions,
-                                   "called_tools": called}
+        details: dict[str, Any] = {
+            "tool_name": self.tool_name,
+            "positions": positions,
+            "called_tools": called,
+        }
         if positions:
             explanation = f"{self.tool_name} was called ({_plural(len(positions), 'time')})"
         elif not called:
@@ -335,5 +339,6 @@ class TrajectorySingleToolUse(BaseMetric):
         else:
             explanation = f"{self.tool_name} was not called; called: {', '.join(called)}"
         used = bool(positions)
-        return Score(value=float(used), label="used" if used else "not_used",
-                     explanation=explanation, details=details)
+        return Score(
+            value=float(used), label="used" if used else "not_used", explanation=explanation, details=details
+        )

@@ -20,8 +20,11 @@ import yaml
 from clineval.judges.base import ChatMessage
 
 _ENV = jinja2.Environment(
-    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False,
-    trim_blocks=True, lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+    keep_trailing_newline=False,
+    trim_blocks=True,
+    lstrip_blocks=True,
 )
 
 
@@ -47,5 +50,6 @@ def load_prompt(name: str) -> PromptTemplate:
     """The packaged prompt ``name`` (e.g. ``"rubric"``)."""
     text = resources.files(__package__).joinpath(f"{name}.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
-    return PromptTemplate(name=data["name"], version=int(data["version"]), system=data["system"],
-                          user=data["user"])
+    return PromptTemplate(
+        name=data["name"], version=int(data["version"]), system=data["system"], user=data["user"]
+    )

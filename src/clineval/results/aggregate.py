@@ -52,8 +52,13 @@ def bootstrap_ci(
     from scipy.stats import bootstrap
 
     result = bootstrap(
-        (data,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
-        method="percentile", vectorized=True, rng=np.random.default_rng(seed),
+        (data,),
+        np.mean,
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
     )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
@@ -65,10 +70,18 @@ def _summarise(name: str, group: str | None, values: list[float], errors: int, n
     data = np.asarray(values, dtype=float)
     ci = bootstrap_ci(values)
     return MetricAggregate(
-        metric=name, group=group, n=n, scored=len(values), errors=errors, not_applicable=na,
-        mean=float(data.mean()), std=float(data.std(ddof=1)) if data.size > 1 else None,
-        min=float(data.min()), max=float(data.max()),
-        ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
+        metric=name,
+        group=group,
+        n=n,
+        scored=len(values),
+        errors=errors,
+        not_applicable=na,
+        mean=float(data.mean()),
+        std=float(data.std(ddof=1)) if data.size > 1 else None,
+        min=float(data.min()),
+        max=float(data.max()),
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
     )
 
 
@@ -128,9 +141,18 @@ def aggregate(
                 if name == metric:
                     if key not in values and key not in errors and key not in na:
                         continue
-                    out.append(_summarise(name, group, values.get(key, []), errors.get(key, 0), na.get(key, 0)))
+                    out.append(
+                        _summarise(name, group, values.get(key, []), errors.get(key, 0), na.get(key, 0))
+                    )
                 elif values.get(key):
                     # A sub-score shares its metric's errors and not-applicable cases.
-                    out.append(_summarise(name, group, values[key], errors.get(parent, 0),
-                                          na.get(parent, 0) + na.get(key, 0)))
+                    out.append(
+                        _summarise(
+                            name,
+                            group,
+                            values[key],
+                            errors.get(parent, 0),
+                            na.get(parent, 0) + na.get(key, 0),
+                        )
+                    )
     return out

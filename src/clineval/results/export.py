@@ -20,11 +20,13 @@ def jsonl_records(result: EvalResult) -> list[dict[str, Any]]:
         }
     rows = []
     for case in result.cases:
-        rows.append({
-            "run_id": result.run.id,
-            "case": case.model_dump(mode="json", exclude_none=True),
-            "scores": by_case.get(case.id, {}),
-        })
+        rows.append(
+            {
+                "run_id": result.run.id,
+                "case": case.model_dump(mode="json", exclude_none=True),
+                "scores": by_case.get(case.id, {}),
+            }
+        )
     return rows
 
 

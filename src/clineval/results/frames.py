@@ -24,7 +24,9 @@ def _trajectory_text(case: Case) -> str | None:
     return json.dumps([c.model_dump(exclude_none=True, exclude={"output"}) for c in case.trajectory])
 
 
-def wide_rows(cases: Sequence[Case], results: Sequence[ResultRecord], metrics: Sequence[str]) -> list[dict[str, Any]]:
+def wide_rows(
+    cases: Sequence[Case], results: Sequence[ResultRecord], metrics: Sequence[str]
+) -> list[dict[str, Any]]:
     by_case: dict[str, dict[str, ResultRecord]] = {}
     for result in results:
         by_case.setdefault(result.case_id, {})[result.metric] = result
@@ -43,19 +45,19 @@ def wide_rows(cases: Sequence[Case], results: Sequence[ResultRecord], metrics: S
             row["failure"] = int(case.agent_run.failed)
             row["agent_error"] = case.agent_run.error
         for metric in order:
-            result = by_case.get(case.id, {}).get(metric)
-            if result is None:
+            found = by_case.get(case.id, {}).get(metric)
+            if found is None:
                 row[metric] = None
                 continue
-            score = result.score
+            score = found.score
             row[metric] = score.value
             for sub, value in score.sub_scores.items():
                 row[f"{metric}.{sub}"] = value
             row[f"{metric}/label"] = score.label
             row[f"{metric}/explanation"] = score.explanation
             row[f"{metric}/error"] = score.error
-        for key, value in case.metadata.items():
-            row[f"metadata.{key}"] = value if not isinstance(value, dict | list) else json.dumps(value)
+        for key, meta in case.metadata.items():
+            row[f"metadata.{key}"] = meta if not isinstance(meta, dict | list) else json.dumps(meta)
         rows.append(row)
     return rows
 
@@ -84,7 +86,9 @@ def long_rows(results: Sequence[ResultRecord]) -> list[dict[str, Any]]:
     return rows
 
 
-def wide_frame(cases: Sequence[Case], results: Sequence[ResultRecord], metrics: Sequence[str]) -> pd.DataFrame:
+def wide_frame(
+    cases: Sequence[Case], results: Sequence[ResultRecord], metrics: Sequence[str]
+) -> pd.DataFrame:
     import pandas as pd
 
     rows = wide_rows(cases, results, metrics)
@@ -97,6 +101,19 @@ def wide_frame(cases: Sequence[Case], results: Sequence[ResultRecord], metrics: 
 def long_frame(results: Sequence[ResultRecord]) -> pd.DataFrame:
     import pandas as pd
 
-    columns = ["case_id", "metric", "status", "value", "label", "explanation", "error", "sub_scores",
-               "prompt_tokens", "completion_tokens", "judge_calls", "cached_calls", "duration_s"]
+    columns = [
+        "case_id",
+        "metric",
+        "status",
+        "value",
+        "label",
+        "explanation",
+        "error",
+        "sub_scores",
+        "prompt_tokens",
+        "completion_tokens",
+        "judge_calls",
+        "cached_calls",
+        "duration_s",
+    ]
     return pd.DataFrame(long_rows(results), columns=columns)

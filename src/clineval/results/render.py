@@ -23,8 +23,9 @@ def _when(stamp: float | None) -> str:
     return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def aggregates_table(aggregates: Sequence[MetricAggregate], *, title: str | None = None,
-                     by: str | None = None) -> Table:
+def aggregates_table(
+    aggregates: Sequence[MetricAggregate], *, title: str | None = None, by: str | None = None
+) -> Table:
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("metric", no_wrap=True)
     if by:
@@ -68,9 +69,11 @@ def print_result(result: EvalResult, console: Console, *, by: str | None = None,
         console.print(aggregates_table(grouped, title=f"By {by}", by=by))
     total_unscored = sum(result.unscored().values())
     if total_unscored:
-        console.print(f"[yellow]{total_unscored} score(s) could not be computed (unscored, never counted as 0):[/]")
-        for metric, reason, count in result.unscored_reasons():
-            console.print(f"  {metric}: {count} × {reason}")
+        console.print(
+            f"[yellow]{total_unscored} score(s) could not be computed (unscored, never counted as 0):[/]"
+        )
+        for reason, count, metrics in result.unscored_reasons():
+            console.print(f"  {count} × {reason} [dim]({', '.join(metrics)})[/]", highlight=False)
     usage = run.usage
     if usage.calls or usage.cached:
         console.print(
@@ -79,8 +82,11 @@ def print_result(result: EvalResult, console: Console, *, by: str | None = None,
         )
     if run.status == "failed" and run.error:
         console.print(f"[red]run failed:[/] {run.error}")
-    where = f" --store {result.store_path}" if result.store_path and not result.store_path.endswith(
-        ".clineval/clineval.db") else ""
+    where = (
+        f" --store {result.store_path}"
+        if result.store_path and not result.store_path.endswith(".clineval/clineval.db")
+        else ""
+    )
     console.print(
         f"Saved as run [bold]{run.id}[/]. Per-case scores: clineval show {run.id}{where} --cases; "
         f"export: clineval export {run.id}{where} --format csv"
@@ -120,6 +126,14 @@ def runs_table(runs: Sequence[RunRecord]) -> Table:
         metrics = ", ".join(run.metrics)
         if len(metrics) > 48:
             metrics = metrics[:47] + "…"
-        table.add_row(run.id, _when(run.created_at), status, label, str(run.dataset.n_cases), metrics,
-                      (run.judge or {}).get("name", "none"), commit)
+        table.add_row(
+            run.id,
+            _when(run.created_at),
+            status,
+            label,
+            str(run.dataset.n_cases),
+            metrics,
+            (run.judge or {}).get("name", "none"),
+            commit,
+        )
     return table

@@ -68,12 +68,16 @@ class EvalResult:
         counts: Counter[str] = Counter(r.metric for r in self.results if r.score.status == "error")
         return dict(counts)
 
-    def unscored_reasons(self, limit: int = 10) -> list[tuple[str, str, int]]:
-        """The most frequent (metric, reason, count) of error scores."""
-        counts: Counter[tuple[str, str]] = Counter(
-            (r.metric, _short(r.score.error or "")) for r in self.results if r.score.status == "error"
-        )
-        return [(m, reason, n) for (m, reason), n in counts.most_common(limit)]
+    def unscored_reasons(self, limit: int = 10) -> list[tuple[str, int, list[str]]]:
+        """The most frequent reasons for error scores: (reason, count, metrics affected)."""
+        counts: Counter[str] = Counter()
+        metrics: dict[str, dict[str, None]] = {}
+        for r in self.results:
+            if r.score.status == "error":
+                reason = _short(r.score.error or "")
+                counts[reason] += 1
+                metrics.setdefault(reason, {})[r.metric] = None
+        return [(reason, n, list(metrics[reason])) for reason, n in counts.most_common(limit)]
 
     def __repr__(self) -> str:
         return (

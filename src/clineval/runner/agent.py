@@ -37,7 +37,9 @@ class AgentSettings(BaseModel):
     concurrency: int = Field(default=8, ge=1, le=1024)
     timeout_s: float = Field(default=300.0, gt=0)
     max_attempts: int = Field(
-        default=1, ge=1, le=10,
+        default=1,
+        ge=1,
+        le=10,
         description="attempts per case; only rate limits, timeouts and 5xx errors are retried",
     )
 
@@ -153,8 +155,9 @@ class AgentCaller:
 
     @staticmethod
     def _failed(error: str, latency: float, attempts: int) -> AgentOutput:
-        return AgentOutput(agent_run=AgentRun(latency_s=latency, failed=True, error=error[:2000],
-                                              attempts=max(attempts, 1)))
+        return AgentOutput(
+            agent_run=AgentRun(latency_s=latency, failed=True, error=error[:2000], attempts=max(attempts, 1))
+        )
 
     def close(self) -> None:
         if self._pool is not None:

@@ -70,8 +70,13 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
             score = await score_case(metric, case, ctx)
             store.save_result(
                 ResultRecord(
-                    run_id=run_id, case_id=case.id, metric=metric.name, score=score,
-                    usage=ctx.usage, duration_s=time.perf_counter() - started, created_at=time.time(),
+                    run_id=run_id,
+                    case_id=case.id,
+                    metric=metric.name,
+                    score=score,
+                    usage=ctx.usage,
+                    duration_s=time.perf_counter() - started,
+                    created_at=time.time(),
                 )
             )
             progress.scored(score.status == "error")
@@ -123,7 +128,9 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
         store.set_status(run_id, "interrupted")
         raise
     except* Exception as errors:
-        store.set_status(run_id, "failed", error=f"{type(errors.exceptions[0]).__name__}: {errors.exceptions[0]}")
+        store.set_status(
+            run_id, "failed", error=f"{type(errors.exceptions[0]).__name__}: {errors.exceptions[0]}"
+        )
         raise
     finally:
         progress.stop()

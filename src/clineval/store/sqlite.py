@@ -203,9 +203,15 @@ class RunStore:
                 "INSERT INTO results (run_id, case_id, metric, status, value, score, usage, duration_s,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    result.run_id, result.case_id, result.metric, score.status, score.value,
-                    score.model_dump_json(exclude={"status"}), result.usage.model_dump_json(),
-                    result.duration_s, result.created_at or time.time(),
+                    result.run_id,
+                    result.case_id,
+                    result.metric,
+                    score.status,
+                    score.value,
+                    score.model_dump_json(exclude={"status"}),
+                    result.usage.model_dump_json(),
+                    result.duration_s,
+                    result.created_at or time.time(),
                 ),
             )
 
@@ -219,8 +225,13 @@ class RunStore:
             ).fetchall()
         return [
             ResultRecord(
-                run_id=run_id, case_id=r[0], metric=r[1], score=Score.model_validate_json(r[2]),
-                usage=Usage.model_validate_json(r[3]), duration_s=r[4], created_at=r[5],
+                run_id=run_id,
+                case_id=r[0],
+                metric=r[1],
+                score=Score.model_validate_json(r[2]),
+                usage=Usage.model_validate_json(r[3]),
+                duration_s=r[4],
+                created_at=r[5],
             )
             for r in rows
         ]
@@ -250,9 +261,9 @@ class RunStore:
 
     def count_results(self, run_id: str) -> int:
         with self._lock:
-            return int(self._conn.execute(
-                "SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,)
-            ).fetchone()[0])
+            return int(
+                self._conn.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,)).fetchone()[0]
+            )
 
     def usage(self, run_id: str) -> Usage:
         total = Usage()

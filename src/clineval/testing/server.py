@@ -479,9 +479,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         description="Scripted OpenAI-compatible chat completions server, for tests.",
     )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
-    parser.add_argument(
-        "--delay", type=float, default=0.0, help="seconds added to every answer (base delay)"
-    )
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds added to every answer (base delay)")
     parser.add_argument("--script", type=Path, help="JSON file with the initial script")
     parser.add_argument(
         "--watch-stdin",

@@ -1,0 +1,213 @@
+"""The command line, end to end in subprocesses, including resume after SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from clineval.testing import ScriptedServer
+
+CASES = [
+    {
+        "id": f"n{i:02d}",
+        "input": f"Summarise note {i}: 58-year-old woman, type 2 diabetes, HbA1c {7 + i / 10:.1f}%.",
+        "response": f"58-year-old woman with type 2 diabetes, HbA1c {7 + i / 10:.1f}%.",
+        "reference": f"58-year-old woman with type 2 diabetes; HbA1c {7 + i / 10:.1f}%.",
+        "metadata": {"site": "north" if i % 3 else "south"},
+    }
+    for i in range(30)
+]
+
+
+def clineval(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "clineval.cli.main", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "CLINEVAL_JUDGE": "", **(env or {})},
+    )
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "notes.jsonl"
+    path.write_text("\n".join(json.dumps(c) for c in CASES) + "\n", encoding="utf-8")
+    return path
+
+
+def test_run_show_runs_export(tmp_path: Path, data: Path) -> None:
+    done = clineval(
+        "run",
+        "--data",
+        str(data),
+        "-m",
+        "token_f1,rouge",
+        "--group-by",
+        "site",
+        "--tag",
+        "team=endo",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "token_f1" in done.stdout and "By site" in done.stdout and "Saved as run" in done.stdout
+    assert (tmp_path / ".clineval" / "clineval.db").exists()
+
+    runs = clineval("runs", cwd=tmp_path)
+    assert runs.returncode == 0 and "completed" in runs.stdout and "team=endo" in runs.stdout
+
+    show = clineval("show", "latest", "--cases", cwd=tmp_path)
+    assert show.returncode == 0 and "n29" in show.stdout and "fingerprint" in show.stdout
+
+    out = tmp_path / "scores.jsonl"
+    exported = clineval("export", "latest", "--format", "jsonl", "-o", str(out), cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 30 and set(lines[0]["scores"]) == {"token_f1", "rouge"}
+    assert lines[0]["scores"]["rouge"]["sub_scores"]["rouge1"] > 0.8
+
+    csv_out = clineval("export", "latest", "--format", "csv", "-o", "-", cwd=tmp_path)
+    header = csv_out.stdout.splitlines()[0].split(",")
+    assert header[0] == "case_id" and "rouge.rougeLsum" in header and "metadata.site" in header
+
+
+def test_metrics_catalogue(tmp_path: Path) -> None:
+    done = clineval("metrics", cwd=tmp_path)
+    assert done.returncode == 0
+    for name in ("trajectory_single_tool_use", "rubric", "latency", "failure", "bleu"):
+        assert name in done.stdout
+
+
+def test_user_errors_are_one_clear_line(tmp_path: Path, data: Path) -> None:
+    unknown = clineval("run", "--data", str(data), "-m", "rouge_l", cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "unknown metric 'rouge_l'" in unknown.stderr and "Did you mean 'rouge'" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"id": "a", "response": "x"}\n{"id": "b", "trajectory": "not a list"}\n', encoding="utf-8"
+    )
+    row = clineval("run", "--data", str(bad), "-m", "exact_match", cwd=tmp_path)
+    assert row.returncode == 2 and f"{bad}:2: field 'trajectory'" in row.stderr
+    assert "Traceback" not in row.stderr
+
+    missing = clineval("show", "nope", cwd=tmp_path)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+    no_data = clineval("run", "-m", "rouge", cwd=tmp_path)
+    assert no_data.returncode == 2 and "no dataset" in no_data.stderr
+
+    run_file = tmp_path / "run.yaml"
+    run_file.write_text("data: notes.jsonl\nmetrics: [rouge]\nconcurency: 4\n", encoding="utf-8")
+    typo = clineval("run", str(run_file), cwd=tmp_path)
+    assert typo.returncode == 2 and "field 'concurency': unknown setting" in typo.stderr
+
+
+def test_missing_field_is_unscored_and_the_run_continues(tmp_path: Path) -> None:
+    path = tmp_path / "partial.jsonl"
+    path.write_text(
+        json.dumps({"id": "a", "response": "x", "reference": "x"})
+        + "\n"
+        + json.dumps({"id": "b", "response": "y"})
+        + "\n",
+        encoding="utf-8",
+    )
+    done = clineval("run", "--data", str(path), "-m", "token_f1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "1 score(s) could not be computed" in done.stdout
+    assert "which metric 'token_f1' requires" in done.stdout
+
+
+def test_run_file_with_relative_paths_and_file_agent(tmp_path: Path) -> None:
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "cases.jsonl").write_text(
+        json.dumps({"id": "a", "input": "K?", "reference": "K 4.1"}) + "\n", encoding="utf-8"
+    )
+    (folder / "my_agent.py").write_text("def answer(query):\n    return 'K 4.1'\n", encoding="utf-8")
+    (folder / "run.yaml").write_text(
+        "name: demo\ndata: cases.jsonl\nagent: my_agent.py:answer\nmetrics:\n  - exact_match\n",
+        encoding="utf-8",
+    )
+    done = clineval("run", "suite/run.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "exact_match" in done.stdout and "latency" in done.stdout and "failure" in done.stdout
+
+
+def _count(db: Path, metric: str | None = None) -> int:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+        if metric is None:
+            return int(conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+        return int(conn.execute("SELECT COUNT(*) FROM results WHERE metric = ?", (metric,)).fetchone()[0])
+
+
+def test_resume_after_sigkill_loses_and_repeats_nothing(
+    tmp_path: Path, data: Path, llm_server: ScriptedServer
+) -> None:
+    script = {"default": {"json": {"explanation": "accurate", "rating": 4}, "delay_s": 0.1}}
+    llm_server.set_script(script)
+    db = tmp_path / "runs.db"
+    args = [
+        "run",
+        "--data",
+        str(data),
+        "-m",
+        "token_f1",
+        "-m",
+        "rubric",
+        "--judge",
+        f"openai:judge@{llm_server.base_url}",
+        "--judge-concurrency",
+        "2",
+        "--no-cache",
+        "--store",
+        str(db),
+        "-q",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clineval.cli.main", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if db.exists():
+            try:
+                if _count(db, "rubric") >= 8:
+                    break
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    before_rubric = _count(db, "rubric")
+    before_total = _count(db)
+    assert 8 <= before_rubric < 30
+    with sqlite3.connect(db) as conn:
+        kept = conn.execute("SELECT case_id, metric, created_at FROM results").fetchall()
+
+    llm_server.reset()
+    llm_server.set_script(script)
+    resumed = clineval("run", "--resume", "latest", "--store", str(db), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT case_id, metric, created_at FROM results").fetchall()
+        status = conn.execute("SELECT status FROM runs").fetchone()[0]
+    assert len(rows) == 60 and len({(r[0], r[1]) for r in rows}) == 60  # nothing lost, nothing twice
+    assert set(kept) <= set(rows)  # finished work was not redone
+    assert llm_server.stats()["chat_requests"] == 30 - before_rubric  # only the missing cases were judged
+    assert status == "completed" and before_total < 60
