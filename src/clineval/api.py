@@ -144,15 +144,12 @@ class _Session:
             scoring_concurrency=self.config.effective_scoring_concurrency(),
         )
         try:
-            final = await execute(plan, self.store, self.progress)
+            outcome = await execute(plan, self.store, self.progress)
         finally:
             if judge is not None:
                 await judge.aclose()
         return EvalResult(
-            run=final,
-            cases=self.store.merged_cases(final.id),
-            results=self.store.load_results(final.id),
-            store_path=str(self.store.path),
+            run=outcome.record, cases=outcome.cases, results=outcome.results, store_path=str(self.store.path)
         )
 
 

@@ -9,14 +9,18 @@ Used by the judge backends and by the runner when it calls the agent under test.
   up to the configured maximum (additive increase, multiplicative decrease).
 * :func:`call_with_retries` makes at most ``max_attempts`` attempts with a timeout each,
   sleeping between attempts with exponential backoff and full jitter, or for the time the
-  server asked for in ``Retry-After`` / ``retry-after-ms``. It never loops forever.
+  server asked for in ``Retry-After`` / ``retry-after-ms`` (capped at ``max_backoff_s``).
+  It never loops forever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
+import random
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -24,7 +28,6 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
-from tenacity.wait import wait_random_exponential
 
 R = TypeVar("R")
 Failure = Literal["rate_limit", "transient", "fatal"]
@@ -43,8 +46,9 @@ class RetryPolicy(BaseModel):
 
 def retry_after_seconds(exc: BaseException) -> float | None:
     """The delay a server asked for in ``retry-after-ms`` or ``Retry-After``, if any."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
+    headers = getattr(exc, "headers", None)
+    if headers is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
     if headers is None:
         return None
     value = headers.get("retry-after-ms")
@@ -109,43 +113,58 @@ class AdaptiveLimiter:
         self._epoch = 0
         self._successes = 0
         self._paused_until = 0.0
-        self._cond: asyncio.Condition | None = None
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
-    def _condition(self) -> asyncio.Condition:
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        return self._cond
+    async def _acquire(self) -> None:
+        while True:
+            pause = self._paused_until - time.monotonic()
+            if pause > 0:
+                await asyncio.sleep(pause)
+                continue
+            if self.in_flight < self.limit and not self._waiters:
+                self.in_flight += 1
+                return
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter  # a release hands over its place (in_flight already counts us)
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._release()
+                else:
+                    with contextlib.suppress(ValueError):
+                        self._waiters.remove(waiter)
+                raise
+            if self._paused_until > time.monotonic():
+                self._release()  # a pause began while we waited: give the place back and wait
+                continue
+            return
+
+    def _release(self) -> None:
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_flight < self.limit:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self.in_flight += 1
+                waiter.set_result(None)
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[Slot]:
-        cond = self._condition()
-        async with cond:
-            while True:
-                pause = self._paused_until - time.monotonic()
-                if pause > 0:
-                    cond.release()
-                    try:
-                        await asyncio.sleep(pause)
-                    finally:
-                        await cond.acquire()
-                    continue
-                if self.in_flight < self.limit:
-                    break
-                await cond.wait()
-            self.in_flight += 1
-            epoch = self._epoch
+        await self._acquire()
         try:
-            yield Slot(self, epoch)
+            yield Slot(self, self._epoch)
         finally:
-            async with cond:
-                self.in_flight -= 1
-                cond.notify_all()
+            self._release()
 
     def _on_success(self) -> None:
         self._successes += 1
         if self.limit < self.max_concurrency and self._successes >= self.limit:
             self.limit += 1
             self._successes = 0
+            self._wake()
 
     def _on_rate_limit(self, epoch: int, retry_after: float | None) -> None:
         self.rate_limited_count += 1
@@ -158,19 +177,38 @@ class AdaptiveLimiter:
             self._successes = 0
 
 
-def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
-    exponential = wait_random_exponential(
-        multiplier=policy.initial_backoff_s, max=max(policy.max_backoff_s, policy.initial_backoff_s)
-    )
+def backoff_s(policy: RetryPolicy, failures: int, exc: BaseException | None) -> float:
+    """Seconds to wait after the ``failures``-th failed attempt.
 
-    def wait(state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome is not None else None
-        asked = retry_after_seconds(exc) if exc is not None else None
-        if asked is not None:
-            return min(asked, max(policy.max_backoff_s, 0.0))
-        return float(exponential(state))
+    The server's ``Retry-After`` when it sent one (capped at ``max_backoff_s``), otherwise
+    exponential backoff with full jitter: uniform in [0, initial x 2^(failures-1)], capped.
+    """
+    asked = retry_after_seconds(exc) if exc is not None else None
+    if asked is not None:
+        return min(asked, policy.max_backoff_s)
+    ceiling = min(policy.max_backoff_s, policy.initial_backoff_s * 2 ** (failures - 1))
+    return random.uniform(0, ceiling)
 
-    return wait
+
+async def _attempt(
+    call: Callable[[], Awaitable[R]],
+    policy: RetryPolicy,
+    limiter: AdaptiveLimiter | None,
+    classify: Callable[[BaseException], Failure],
+) -> R:
+    if limiter is None:
+        async with asyncio.timeout(policy.timeout_s):
+            return await call()
+    async with limiter.slot() as slot:
+        try:
+            async with asyncio.timeout(policy.timeout_s):
+                result = await call()
+        except Exception as exc:
+            if classify(exc) == "rate_limit":
+                slot.rate_limited(retry_after_seconds(exc))
+            raise
+        slot.succeeded()
+        return result
 
 
 async def call_with_retries(
@@ -181,35 +219,40 @@ async def call_with_retries(
     classify: Callable[[BaseException], Failure] = classify_failure,
     on_retry: Callable[[BaseException, int], Any] | None = None,
 ) -> R:
-    """Run ``call`` with a timeout per attempt and bounded retries; re-raise the last error."""
+    """Run ``call`` with a timeout per attempt and bounded retries; re-raise the last error.
 
-    def retryable(exc: BaseException) -> bool:
-        return classify(exc) != "fatal"
+    The first attempt runs directly; only after a retryable failure does the retry
+    machinery (tenacity) take over, since it costs more CPU per call than the rest of a
+    judge call's bookkeeping and most calls succeed at once.
+    """
+    try:
+        return await _attempt(call, policy, limiter, classify)
+    except Exception as exc:
+        if policy.max_attempts <= 1 or classify(exc) == "fatal":
+            raise
+        first = exc
+    if on_retry is not None:
+        on_retry(first, 1)
+    await asyncio.sleep(backoff_s(policy, 1, first))
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        return backoff_s(policy, state.attempt_number + 1, exc)
 
     def before_sleep(state: RetryCallState) -> None:
         if on_retry is not None and state.outcome is not None:
             exc = state.outcome.exception()
             if exc is not None:
-                on_retry(exc, state.attempt_number)
+                on_retry(exc, state.attempt_number + 1)
 
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(policy.max_attempts),
-        wait=_wait(policy),
-        retry=retry_if_exception(retryable),
+        stop=stop_after_attempt(policy.max_attempts - 1),
+        wait=wait,
+        retry=retry_if_exception(lambda exc: classify(exc) != "fatal"),
         reraise=True,
         before_sleep=before_sleep,
     )
     async for attempt in retrying:
         with attempt:
-            if limiter is None:
-                return await asyncio.wait_for(call(), timeout=policy.timeout_s)
-            async with limiter.slot() as slot:
-                try:
-                    result = await asyncio.wait_for(call(), timeout=policy.timeout_s)
-                except BaseException as exc:
-                    if isinstance(exc, Exception) and classify(exc) == "rate_limit":
-                        slot.rate_limited(retry_after_seconds(exc))
-                    raise
-                slot.succeeded()
-                return result
+            return await _attempt(call, policy, limiter, classify)
     raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover

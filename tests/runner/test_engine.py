@@ -260,7 +260,7 @@ def test_results_are_written_as_they_finish(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
 
     async def watcher(response: str, case: Case) -> float:
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # the store's writer commits within milliseconds
         with RunStore(path) as store:
             seen.append(store.count_results(store.list_runs()[0].id))
         return 1.0
@@ -268,9 +268,21 @@ def test_results_are_written_as_they_finish(tmp_path: Path) -> None:
     evaluate(
         [{**c, "response": "r"} for c in CASES], [watcher], store=path, progress=False, scoring_concurrency=1
     )
+    # each case sees the results of the cases before it already committed, not all at the end
     assert seen == [0, 1, 2, 3, 4, 5]
 
 
 def test_error_result_types() -> None:
     record = ResultRecord(run_id="r", case_id="c", metric="m", score=Score.failed("x"))
     assert record.score.status == "error"
+
+
+def test_returned_result_equals_what_the_store_holds(tmp_path: Path) -> None:
+    result = evaluate(
+        CASES, ["token_f1", "trajectory_recall"], agent=lab_agent, store=tmp_path / "s.db", progress=False
+    )
+    stored = load_run(result.run_id, store=tmp_path / "s.db")
+    assert [c.model_dump() for c in result.cases] == [c.model_dump() for c in stored.cases]
+    key = lambda r: (r.case_id, r.metric)  # noqa: E731
+    assert [(key(r), r.score) for r in result.results] == [(key(r), r.score) for r in stored.results]
+    assert result.run == stored.run

@@ -3,9 +3,19 @@
 from clineval.judges.base import ChatMessage, Judge, JudgeAnswer, JudgeError, Usage
 from clineval.judges.cache import JudgeCache
 from clineval.judges.config import JudgeConfig, build_judge, parse_judge_spec
-from clineval.judges.openai_compat import OpenAIBackend
 from clineval.judges.scripted import ScriptedJudge
 from clineval.judges.structured import StructuredJudge
+
+
+
+def __getattr__(name: str) -> object:
+    # The OpenAI-compatible backend imports the openai SDK; load it on first use only.
+    if name == "OpenAIBackend":
+        from clineval.judges.openai_compat import OpenAIBackend
+
+        return OpenAIBackend
+    raise AttributeError(f"module 'clineval.judges' has no attribute {name!r}")
+
 
 __all__ = [
     "ChatMessage",

@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from clineval.errors import ConfigError
 from clineval.judges.base import Judge
 from clineval.judges.cache import JudgeCache
-from clineval.judges.openai_compat import OpenAIBackend, azure_settings_from_env
 from clineval.judges.scripted import ScriptedJudge
 from clineval.judges.structured import ResponseMode, StructuredJudge
 from clineval.resilience import RetryPolicy
@@ -120,6 +119,9 @@ def build_judge(
         if base_dir is not None and not path.is_absolute():
             path = base_dir / path
         return ScriptedJudge.from_file(path)
+    # Imported here: the openai SDK takes a noticeable time to import, and offline runs never need it.
+    from clineval.judges.openai_compat import OpenAIBackend, azure_settings_from_env
+
     policy = RetryPolicy(max_attempts=config.max_attempts, timeout_s=config.timeout_s)
     if config.provider == "azure":
         env = azure_settings_from_env()

@@ -3,18 +3,26 @@
 OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp's server and most gateways speak this API.
 Requests go out at temperature 0 with a fixed seed (where the server honours one), a
 timeout per attempt, bounded retries that honour ``Retry-After`` and an adaptive
-concurrency cap. The SDK's own retries are switched off so that these rules are the only
-ones in force.
+concurrency cap.
+
+The transport is ``aiohttp`` posting JSON to ``/chat/completions``. A judge call needs
+one endpoint and a JSON body; on a small machine the CPU spent per HTTP exchange is what
+limits judge throughput at high concurrency, and aiohttp's C parser spends about a fifth
+of what the ``openai`` SDK's stack does (``benchmarks/judge_throughput.py``).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
 from typing import Any
 
-import openai
-from openai import AsyncAzureOpenAI, AsyncOpenAI
+import aiohttp
+from yarl import URL
 
 from clineval.errors import ConfigError, JudgeConfigurationError
 from clineval.judges.base import JudgeError
@@ -28,6 +36,38 @@ from clineval.resilience import (
 )
 
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+class EndpointError(Exception):
+    """An HTTP error status from the endpoint, with the server's message and headers."""
+
+    def __init__(self, status_code: int, body: bytes, headers: Mapping[str, str]):
+        self.status_code = status_code
+        self.headers = headers
+        self.message = _error_message(body)
+        super().__init__(f"HTTP {status_code}: {self.message}")
+
+
+class MalformedCompletion(ValueError):
+    """A 200 answer that is not a chat completion (not JSON, no choices, no message)."""
+
+
+def _error_message(body: bytes) -> str:
+    text = body.decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:300] or "(empty body)"
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:300]
+        if isinstance(error, str):
+            return error[:300]
+        if data.get("message"):
+            return str(data["message"])[:300]
+    return str(data)[:300]
 
 
 def _mentions_response_format(exc: BaseException) -> bool:
@@ -36,26 +76,90 @@ def _mentions_response_format(exc: BaseException) -> bool:
 
 
 def classify_openai_failure(exc: BaseException) -> Failure:
-    if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError):
+    if isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
         return "transient"
-    if isinstance(exc, json.JSONDecodeError | openai.APIResponseValidationError):
+    if isinstance(exc, MalformedCompletion):
         return "transient"  # a garbled body (a proxy hiccup); the next attempt may be fine
-    if isinstance(exc, openai.APIStatusError) and _mentions_response_format(exc):
+    if isinstance(exc, EndpointError) and _mentions_response_format(exc):
         return "fatal"  # the server does not support the response format: retrying cannot help
     return classify_failure(exc)
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, openai.APIStatusError):
-        message = getattr(exc, "message", "") or str(exc)
-        return f"HTTP {exc.status_code}: {message}"[:500]
-    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+    if isinstance(exc, EndpointError):
+        return f"HTTP {exc.status_code}: {exc.message}"[:500]
+    if isinstance(exc, TimeoutError):
         return "the request timed out"
     return f"{type(exc).__name__}: {exc}"[:500]
 
 
+def _completion(body: bytes) -> Completion:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise MalformedCompletion(f"the body is not JSON: {body[:200]!r}") from None
+    try:
+        message = data["choices"][0]["message"]
+        usage = data.get("usage") or {}
+        return Completion(
+            text=str(message.get("content") or ""),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            model=data.get("model"),
+        )
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+        raise MalformedCompletion(f"expected a chat completion, got: {str(data)[:200]}") from None
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy the environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) names for ``url``, if any."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
+
+
+@functools.lru_cache(maxsize=256)
+def _encoded_message(role: str, content: str) -> str:
+    return json.dumps({"role": role, "content": content}, ensure_ascii=False)
+
+
+def _request_body(
+    payload: dict[str, Any], messages: list[dict[str, str]], response_format: dict[str, Any] | None
+) -> bytes:
+    """The JSON request body. Long messages that repeat from call to call (a metric's
+    instructions and output schema) are encoded once and reused."""
+    parts = [
+        _encoded_message(m["role"], m["content"]) if len(m["content"]) > 512 else json.dumps(m, ensure_ascii=False)
+        for m in messages
+    ]
+    head = json.dumps(payload, ensure_ascii=False)[:-1]
+    text = f'{head}, "messages": [{", ".join(parts)}]'
+    if response_format is not None:
+        text += f', "response_format": {_format_json(response_format)}'
+    return (text + "}").encode("utf-8")
+
+
+def _format_json(response_format: dict[str, Any]) -> str:
+    # The JSON schema dict is the same object for every call with one output schema (see
+    # structured.json_schema_of), so its encoding is kept by identity; the entry holds the
+    # dict itself, so the id cannot be reused by another object while it is cached.
+    spec = response_format.get("json_schema")
+    if spec is None:
+        return json.dumps(response_format)
+    key = (id(spec["schema"]), spec["name"])
+    cached = _FORMAT_CACHE.get(key)
+    if cached is None or cached[0] is not spec["schema"]:
+        cached = (spec["schema"], json.dumps(response_format, ensure_ascii=False))
+        _FORMAT_CACHE[key] = cached
+    return cached[1]
+
+
+_FORMAT_CACHE: dict[tuple[int, str], tuple[Any, str]] = {}
+
+
 class OpenAIBackend:
-    """Chat transport over the ``openai`` SDK, for OpenAI-compatible servers and Azure OpenAI."""
+    """Chat transport for OpenAI-compatible servers and Azure OpenAI."""
 
     def __init__(
         self,
@@ -77,27 +181,37 @@ class OpenAIBackend:
         self.limiter = AdaptiveLimiter(concurrency)
         self.retries = 0
         self._fallback_mode: ResponseMode | None = None
+        self._concurrency = max(concurrency, 1)
         self.azure = azure_endpoint is not None
-        self.base_url: str | None
-        self._client: AsyncOpenAI
+        self._headers = {"content-type": "application/json", "accept": "application/json"}
         if self.azure:
-            self.base_url = azure_endpoint
             assert azure_endpoint is not None
-            self._client = AsyncAzureOpenAI(
-                azure_endpoint=azure_endpoint,
-                api_key=api_key,
-                api_version=api_version or DEFAULT_AZURE_API_VERSION,
-                max_retries=0,
-                timeout=self.policy.timeout_s,
+            self.base_url = azure_endpoint.rstrip("/")
+            url = URL(f"{self.base_url}/openai/deployments/{model}/chat/completions").with_query(
+                {"api-version": api_version or DEFAULT_AZURE_API_VERSION}
             )
+            if api_key:
+                self._headers["api-key"] = api_key
         else:
-            self.base_url = base_url
-            self._client = AsyncOpenAI(
-                base_url=base_url,
-                api_key=api_key or "not-needed",
-                max_retries=0,
-                timeout=self.policy.timeout_s,
+            self.base_url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+            url = URL(f"{self.base_url}/chat/completions")
+            if api_key:
+                self._headers["authorization"] = f"Bearer {api_key}"
+        self._url = url  # parsed once, not on every request
+        self._session: aiohttp.ClientSession | None = None
+        self._proxy = _proxy_for(str(url))
+
+    def _client(self) -> aiohttp.ClientSession:
+        # Created on first use, inside the event loop that runs the requests.
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                headers=self._headers,
+                connector=aiohttp.TCPConnector(limit=self._concurrency),
+                timeout=aiohttp.ClientTimeout(total=self.policy.timeout_s),
+                # Proxy settings are read once (see _proxy_for), not looked up on every request.
+                trust_env=False,
             )
+        return self._session
 
     @property
     def name(self) -> str:
@@ -125,6 +239,13 @@ class OpenAIBackend:
             return {"type": "json_object"}
         return None
 
+    async def _post(self, body: bytes) -> Completion:
+        async with self._client().post(self._url, data=body, proxy=self._proxy) as response:
+            content = await response.read()
+            if response.status >= 400:
+                raise EndpointError(response.status, content, response.headers)
+        return _completion(content)
+
     async def chat(
         self,
         messages: list[dict[str, str]],
@@ -134,81 +255,56 @@ class OpenAIBackend:
         mode: ResponseMode,
         max_tokens: int | None,
     ) -> Completion:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.temperature,
-        }
+        payload: dict[str, Any] = {"model": self.model, "temperature": self.temperature}
         if self.seed is not None:
-            kwargs["seed"] = self.seed
+            payload["seed"] = self.seed
         if max_tokens is not None:
-            kwargs["max_tokens"] = max_tokens
+            payload["max_tokens"] = max_tokens
         response_format = self._response_format(mode, schema_name, json_schema)
-        if response_format is not None:
-            kwargs["response_format"] = response_format
+        body = _request_body(payload, messages, response_format)
 
         def note_retry(exc: BaseException, attempt: int) -> None:
             self.retries += 1
 
-        async def call() -> Any:
-            return await self._client.chat.completions.create(**kwargs)
-
         try:
-            response = await call_with_retries(
-                call,
+            return await call_with_retries(
+                lambda: self._post(body),
                 policy=self.policy,
                 limiter=self.limiter,
                 classify=classify_openai_failure,
                 on_retry=note_retry,
             )
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise JudgeConfigurationError(
-                f"the judge endpoint refused the credentials ({_describe(exc)}); check the API key"
-            ) from None
-        except openai.NotFoundError as exc:
-            raise JudgeConfigurationError(
-                f"the judge endpoint does not know model {self.model!r} or the URL is wrong "
-                f"({_describe(exc)})"
-            ) from None
-        except openai.APIStatusError as exc:
+        except EndpointError as exc:
+            if exc.status_code in (401, 403):
+                raise JudgeConfigurationError(
+                    f"the judge endpoint refused the credentials ({_describe(exc)}); check the API key"
+                ) from None
+            if exc.status_code == 404:
+                raise JudgeConfigurationError(
+                    f"the judge endpoint does not know model {self.model!r} or the URL is wrong "
+                    f"({_describe(exc)})"
+                ) from None
             if response_format is not None and _mentions_response_format(exc):
-                if response_format["type"] == "json_schema":
-                    self._fallback_mode = "json_object"
-                else:
-                    self._fallback_mode = "text"
+                self._fallback_mode = "json_object" if response_format["type"] == "json_schema" else "text"
                 return await self.chat(
-                    messages,
-                    schema_name=schema_name,
-                    json_schema=json_schema,
-                    mode=mode,
-                    max_tokens=max_tokens,
+                    messages, schema_name=schema_name, json_schema=json_schema, mode=mode, max_tokens=max_tokens
                 )
             raise JudgeError(
                 f"judge call failed after {self.policy.max_attempts} attempt(s) at most: {_describe(exc)}"
             ) from None
-        except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+        except MalformedCompletion as exc:
             raise JudgeError(
                 f"the judge endpoint sent a response that is not a valid chat completion "
-                f"after {self.policy.max_attempts} attempt(s): {_describe(exc)}"
+                f"after {self.policy.max_attempts} attempt(s): {exc}"
             ) from None
-        except (TimeoutError, openai.APITimeoutError, openai.APIConnectionError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             raise JudgeError(
                 f"judge call failed after {self.policy.max_attempts} attempt(s): {_describe(exc)}"
             ) from None
-        if not getattr(response, "choices", None):
-            raise JudgeError("the judge endpoint returned no choices")
-        message = response.choices[0].message
-        text = message.content or ""
-        usage = getattr(response, "usage", None)
-        return Completion(
-            text=text,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            model=getattr(response, "model", None),
-        )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
 
 
 def azure_settings_from_env() -> dict[str, str]:

@@ -15,6 +15,7 @@ them:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -105,8 +106,15 @@ def parse_answer(text: str, schema: type[T]) -> T:
         raise ValueError(f"the answer does not match the schema: {describe_validation_error(exc)}") from exc
 
 
+@functools.cache
+def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a pydantic model, computed once per model class."""
+    return schema.model_json_schema()
+
+
+@functools.cache
 def schema_instruction(schema: type[BaseModel]) -> str:
-    schema_json = json.dumps(schema.model_json_schema(), ensure_ascii=False)
+    schema_json = json.dumps(json_schema_of(schema), ensure_ascii=False)
     return (
         "Reply with a single JSON object and nothing else: no prose before or after it and no "
         "code fences. The object must validate against this JSON schema:\n" + schema_json
@@ -115,13 +123,17 @@ def schema_instruction(schema: type[BaseModel]) -> str:
 
 def with_schema_instruction(messages: list[ChatMessage], schema: type[BaseModel]) -> list[dict[str, str]]:
     """The messages as dicts, with the schema instruction added to the system message."""
-    instruction = schema_instruction(schema)
-    out = [m.model_dump() for m in messages]
+    out = [{"role": m.role, "content": m.content} for m in messages]
     if out and out[0]["role"] == "system":
-        out[0] = {"role": "system", "content": out[0]["content"].rstrip() + "\n\n" + instruction}
+        out[0] = {"role": "system", "content": _system_with_schema(out[0]["content"], schema)}
     else:
-        out.insert(0, {"role": "system", "content": instruction})
+        out.insert(0, {"role": "system", "content": schema_instruction(schema)})
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _system_with_schema(system: str, schema: type[BaseModel]) -> str:
+    return system.rstrip() + "\n\n" + schema_instruction(schema)
 
 
 REASK_TEMPLATE = (
@@ -159,18 +171,19 @@ class StructuredJudge:
         self, messages: MessagesLike, schema: type[T], *, max_tokens: int | None = None
     ) -> JudgeAnswer[T]:
         msgs = with_schema_instruction(as_messages(messages), schema)
-        json_schema = schema.model_json_schema()
+        json_schema = json_schema_of(schema)
         limit = max_tokens if max_tokens is not None else self.max_tokens
-        key = cache_key(
-            {
-                "backend": self.backend.identity(),
-                "mode": self.mode,
-                "max_tokens": limit,
-                "schema": json_schema,
-                "messages": msgs,
-            }
-        )
+        key = ""
         if self.cache is not None:
+            key = cache_key(
+                {
+                    "backend": self.backend.identity(),
+                    "mode": self.mode,
+                    "max_tokens": limit,
+                    "schema": json_schema,
+                    "messages": msgs,
+                }
+            )
             hit = self.cache.get(key)
             if hit is not None:
                 raw, _stored_usage = hit

@@ -166,6 +166,13 @@ class Rubric(BaseMetric):
             rating=(rating_type, Field(description="One rating from the scale")),
         )
         self.prompt = load_prompt("rubric")
+        # The instructions depend on the settings only: rendered once, sent with every case.
+        self._system = self.prompt.render_system(
+            instruction=self.instruction,
+            criteria=self.criteria,
+            scale=[(_display(r), self.scale[r]) for r in sorted(self.scale, reverse=True)],
+            examples=self._example_sections(),
+        )
 
     def _fields(self, case: Case) -> list[str]:
         if self.inputs is not None:
@@ -191,13 +198,7 @@ class Rubric(BaseMetric):
         judge = ctx.require_judge()
         fields = self._fields(case)
         sections = [(LABELS[f], field_text(case, f)) for f in fields]
-        messages = self.prompt.render(
-            instruction=self.instruction,
-            criteria=self.criteria,
-            scale=[(_display(r), self.scale[r]) for r in sorted(self.scale, reverse=True)],
-            examples=self._example_sections(),
-            sections=sections,
-        )
+        messages = [self._system, self.prompt.render_user(sections=sections)]
         answer = await judge.ask(messages, self.verdict_schema, max_tokens=self.max_tokens)
         verdict = answer.output
         rating = float(verdict.rating)  # type: ignore[attr-defined]

@@ -22,9 +22,6 @@ from collections import Counter
 from typing import Any
 
 from pydantic import JsonValue
-from rouge_score import rouge_scorer
-from sacrebleu import sentence_bleu
-from sacrebleu.metrics.bleu import BLEU
 
 from clineval.metrics.base import BaseMetric, ScoreContext
 from clineval.metrics.registry import metric
@@ -207,6 +204,9 @@ class Rouge(_LexicalMetric):
             raise ValueError(f"unknown rouge_type {rouge_type!r}; choose one of {', '.join(ROUGE_TYPES)}")
         self.rouge_type = rouge_type
         self.use_stemmer = _check_bool(use_stemmer, "use_stemmer")
+        # Imported here: rouge-score pulls in nltk, which takes a second to import.
+        from rouge_score import rouge_scorer
+
         self._scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=self.use_stemmer)
 
     def _edge_score(self, score: Score) -> Score:
@@ -233,6 +233,8 @@ class Bleu(_LexicalMetric):
     """Sentence BLEU against the reference (sacrebleu), scaled to 0-1."""
 
     def __init__(self, *, tokenize: str | None = "13a", smooth_method: str | None = "exp") -> None:
+        from sacrebleu.metrics.bleu import BLEU
+
         # A bare ``none`` in a metric spec arrives as None; it names sacrebleu's "none".
         tokenize = "none" if tokenize is None else tokenize
         smooth_method = "none" if smooth_method is None else smooth_method
@@ -250,6 +252,8 @@ class Bleu(_LexicalMetric):
         self.smooth_method = smooth_method
 
     def _compare(self, response: str, target: str) -> Score:
+        from sacrebleu import sentence_bleu
+
         result = sentence_bleu(response, [target], tokenize=self.tokenize, smooth_method=self.smooth_method)
         value = min(1.0, max(0.0, float(result.score) / 100.0))
         return Score(

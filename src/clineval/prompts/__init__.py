@@ -40,9 +40,20 @@ class PromptTemplate:
         return f"{self.name}@v{self.version}"
 
     def render(self, **variables: Any) -> list[ChatMessage]:
-        system = _ENV.from_string(self.system).render(**variables).strip()
-        user = _ENV.from_string(self.user).render(**variables).strip()
-        return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+        return [self.render_system(**variables), self.render_user(**variables)]
+
+    def render_system(self, **variables: Any) -> ChatMessage:
+        """The system message alone: metrics whose instructions do not depend on the case
+        render it once and reuse it."""
+        return ChatMessage(role="system", content=_compiled(self.system).render(**variables).strip())
+
+    def render_user(self, **variables: Any) -> ChatMessage:
+        return ChatMessage(role="user", content=_compiled(self.user).render(**variables).strip())
+
+
+@cache
+def _compiled(source: str) -> jinja2.Template:
+    return _ENV.from_string(source)
 
 
 @cache

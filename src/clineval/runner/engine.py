@@ -38,15 +38,26 @@ class RunPlan:
     scoring_concurrency: int = 16
 
 
+@dataclass
+class RunOutcome:
+    """A finished execution: the final record, the cases with outputs, every result."""
+
+    record: RunRecord
+    cases: list[Case]
+    results: list[ResultRecord]
+
+
 _DONE = None
 
 
-async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | None = None) -> RunRecord:
-    """Run what is not yet in the store; return the final run record."""
+async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | None = None) -> RunOutcome:
+    """Run what is not yet in the store; return the run's record, cases and results."""
     progress = progress or NullProgress()
     run_id = plan.run.id
     outputs = store.load_outputs(run_id) if plan.agent is not None else {}
     done = store.done_pairs(run_id)
+    merged: dict[str, Case] = {}
+    produced: list[ResultRecord] = []
     need_agent = [c for c in plan.cases if plan.agent is not None and c.id not in outputs]
     pending = sum(1 for c in plan.cases for m in plan.metrics if (c.id, m.name) not in done)
     score_queue: asyncio.Queue[tuple[Case, Metric] | None] = asyncio.Queue(
@@ -68,17 +79,17 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
             ctx = ScoreContext(plan.judge)
             started = time.perf_counter()
             score = await score_case(metric, case, ctx)
-            store.save_result(
-                ResultRecord(
-                    run_id=run_id,
-                    case_id=case.id,
-                    metric=metric.name,
-                    score=score,
-                    usage=ctx.usage,
-                    duration_s=time.perf_counter() - started,
-                    created_at=time.time(),
-                )
+            result = ResultRecord(
+                run_id=run_id,
+                case_id=case.id,
+                metric=metric.name,
+                score=score,
+                usage=ctx.usage,
+                duration_s=time.perf_counter() - started,
+                created_at=time.time(),
             )
+            writer.result(result)
+            produced.append(result)
             progress.scored(score.status == "error")
 
     async def agent_worker(queue: asyncio.Queue[Case | None]) -> None:
@@ -88,9 +99,10 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
             if case is None:
                 return
             output = await plan.agent.run(case)
-            store.save_output(run_id, case.id, output)
+            writer.output(run_id, case.id, output)
             progress.agent_done(output.agent_run.failed)
-            await enqueue(output.apply_to(case))
+            merged[case.id] = output.apply_to(case)
+            await enqueue(merged[case.id])
 
     async def produce() -> None:
         for case in plan.cases:
@@ -111,6 +123,7 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
         for _ in range(n_scorers):
             await score_queue.put(_DONE)
 
+    writer = store.background_writer()
     progress.start(len(need_agent), pending)
     try:
         async with asyncio.TaskGroup() as group:
@@ -118,6 +131,7 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
                 group.create_task(score_worker())
             group.create_task(produce())
     except* JudgeConfigurationError as errors:
+        writer.close()
         message = str(errors.exceptions[0])
         store.set_status(run_id, "failed", error=message)
         raise ClinevalError(
@@ -125,15 +139,24 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
             f"Fix the judge setting and continue with: clineval run --resume {run_id}"
         ) from None
     except* (KeyboardInterrupt, asyncio.CancelledError):
+        writer.close()
         store.set_status(run_id, "interrupted")
         raise
     except* Exception as errors:
+        writer.close()
         store.set_status(
             run_id, "failed", error=f"{type(errors.exceptions[0]).__name__}: {errors.exceptions[0]}"
         )
         raise
     finally:
+        writer.close()
         progress.stop()
         if plan.agent is not None:
             plan.agent.close()
-    return store.set_status(run_id, "completed")
+    record = store.set_status(run_id, "completed")
+    if done or outputs:
+        # A resumed run: what ran before is in the store, not in memory.
+        return RunOutcome(record, store.merged_cases(run_id), store.load_results(run_id))
+    order = {case.id: i for i, case in enumerate(plan.cases)}
+    produced.sort(key=lambda r: (order[r.case_id], r.metric))
+    return RunOutcome(record, [merged.get(c.id, c) for c in plan.cases], produced)

@@ -5,13 +5,18 @@ so a run killed at any moment (even by SIGKILL) keeps everything it finished and
 ``--resume`` picks up the rest. The primary keys make a repeated write impossible: a
 result exists at most once per (run, case, metric).
 
-Writes happen on the runner's event-loop thread; the connection is opened in WAL mode
-with ``synchronous=NORMAL``, which survives a killed process (the operating system
-holds the written pages) and keeps a commit per result cheap.
+During a run, writes go through a :class:`BackgroundWriter`: a thread that commits what
+the runner hands it, in arrival order, in small transactions (everything that arrived
+while the previous commit ran). The event loop never waits on the disk, and a result
+is committed milliseconds after it is computed. Because outputs and results share one
+queue, a committed result always has its agent output committed too. The connection is
+in WAL mode with ``synchronous=NORMAL``, which survives a killed process (the operating
+system holds the written pages).
 """
 
 from __future__ import annotations
 
+import queue
 import sqlite3
 import threading
 import time
@@ -60,6 +65,28 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (run_id, case_id, metric)
 );
 """
+
+
+_INSERT_OUTPUT = "INSERT INTO outputs (run_id, case_id, data, created_at) VALUES (?, ?, ?, ?)"
+_INSERT_RESULT = (
+    "INSERT INTO results (run_id, case_id, metric, status, value, score, usage, duration_s, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _result_row(result: ResultRecord) -> tuple[object, ...]:
+    score = result.score
+    return (
+        result.run_id,
+        result.case_id,
+        result.metric,
+        score.status,
+        score.value,
+        score.model_dump_json(exclude={"status"}),
+        result.usage.model_dump_json(),
+        result.duration_s,
+        result.created_at or time.time(),
+    )
 
 
 class RunStore:
@@ -177,10 +204,7 @@ class RunStore:
 
     def save_output(self, run_id: str, case_id: str, output: AgentOutput) -> None:
         with self._lock:
-            self._conn.execute(
-                "INSERT INTO outputs (run_id, case_id, data, created_at) VALUES (?, ?, ?, ?)",
-                (run_id, case_id, output.model_dump_json(), time.time()),
-            )
+            self._conn.execute(_INSERT_OUTPUT, (run_id, case_id, output.model_dump_json(), time.time()))
 
     def load_outputs(self, run_id: str) -> dict[str, AgentOutput]:
         with self._lock:
@@ -197,23 +221,25 @@ class RunStore:
     # results -----------------------------------------------------------------------
 
     def save_result(self, result: ResultRecord) -> None:
-        score = result.score
         with self._lock:
-            self._conn.execute(
-                "INSERT INTO results (run_id, case_id, metric, status, value, score, usage, duration_s,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    result.run_id,
-                    result.case_id,
-                    result.metric,
-                    score.status,
-                    score.value,
-                    score.model_dump_json(exclude={"status"}),
-                    result.usage.model_dump_json(),
-                    result.duration_s,
-                    result.created_at or time.time(),
-                ),
-            )
+            self._conn.execute(_INSERT_RESULT, _result_row(result))
+
+    def write_batch(self, outputs: Sequence[tuple[str, str, AgentOutput]], results: Sequence[ResultRecord]) -> None:
+        """Commit agent outputs, then results, in one transaction."""
+        output_rows = [(run, case, out.model_dump_json(), time.time()) for run, case, out in outputs]
+        result_rows = [_result_row(r) for r in results]
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                self._conn.executemany(_INSERT_OUTPUT, output_rows)
+                self._conn.executemany(_INSERT_RESULT, result_rows)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def background_writer(self) -> BackgroundWriter:
+        return BackgroundWriter(self)
 
     def load_results(self, run_id: str) -> list[ResultRecord]:
         with self._lock:
@@ -266,9 +292,64 @@ class RunStore:
             )
 
     def usage(self, run_id: str) -> Usage:
-        total = Usage()
+        """Judge usage summed over the run's results (computed in SQLite)."""
+        fields = ("prompt_tokens", "completion_tokens", "calls", "cached", "reasks")
+        sums = ", ".join(f"COALESCE(SUM(json_extract(usage, '$.{f}')), 0)" for f in fields)
         with self._lock:
-            rows = self._conn.execute("SELECT usage FROM results WHERE run_id = ?", (run_id,)).fetchall()
-        for (text,) in rows:
-            total.add(Usage.model_validate_json(text))
-        return total
+            row = self._conn.execute(f"SELECT {sums} FROM results WHERE run_id = ?", (run_id,)).fetchone()
+        return Usage(**{f: int(v) for f, v in zip(fields, row, strict=True)})
+
+
+_STOP = object()
+
+
+class BackgroundWriter:
+    """Commits outputs and results on a thread, in order, as soon as they arrive."""
+
+    def __init__(self, store: RunStore):
+        self._store = store
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="clineval-store-writer", daemon=True)
+        self._thread.start()
+
+    def output(self, run_id: str, case_id: str, output: AgentOutput) -> None:
+        self._check()
+        self._queue.put((run_id, case_id, output))
+
+    def result(self, result: ResultRecord) -> None:
+        self._check()
+        self._queue.put(result)
+
+    def _check(self) -> None:
+        if self._error is not None:
+            raise StoreError(f"writing to the run store failed: {self._error}") from self._error
+
+    def _run(self) -> None:
+        stop = False
+        while not stop:
+            batch = [self._queue.get()]
+            time.sleep(0.01)  # let a batch gather: fewer transactions and thread switches
+            while True:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            if batch[-1] is _STOP or _STOP in batch:
+                stop = True
+                batch = [item for item in batch if item is not _STOP]
+            outputs = [item for item in batch if isinstance(item, tuple)]
+            results = [item for item in batch if isinstance(item, ResultRecord)]
+            if not (outputs or results) or self._error is not None:
+                continue
+            try:
+                self._store.write_batch(outputs, results)  # type: ignore[arg-type]
+            except BaseException as exc:  # reported to the runner by _check() / close()
+                self._error = exc
+
+    def close(self) -> None:
+        """Commit everything queued, stop the thread, and raise if a write failed."""
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join()
+        self._check()
