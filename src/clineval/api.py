@@ -49,6 +49,15 @@ MetricLike = Metric | MetricSpec | str | Callable[..., Any]
 AGENT_METRICS = ("latency", "failure")
 
 
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+#: Marks a keyword argument that was not given (so a run file's setting applies).
+UNSET: Any = _Unset()
+
+
 def _run_sync(coro: Coroutine[Any, Any, R]) -> R:
     """Run a coroutine to completion, also from inside a running loop (e.g. a notebook)."""
     try:
@@ -195,8 +204,8 @@ async def aevaluate(
     mapping: Mapping[str, str] | None = None,
     name: str | None = None,
     tags: Mapping[str, str] | None = None,
-    store: str | Path | RunStore = DEFAULT_STORE,
-    cache: str | None = DEFAULT_CACHE,
+    store: str | Path | RunStore = UNSET,
+    cache: str | None = UNSET,
     agent_concurrency: int = 8,
     agent_timeout_s: float = 300.0,
     agent_max_attempts: int = 1,
@@ -212,13 +221,25 @@ async def aevaluate(
     if resume is not None:
         return await _resume(
             resume,
-            store=store,
+            store=DEFAULT_STORE if store is UNSET else store,
             judge=judge,
             agent=agent,
             progress=reporter,
             retry_errors=retry_errors,
             metrics=metrics,
+            judge_concurrency=judge_concurrency,
+            cache=cache,
         )
+    if config is not None:
+        # Keyword arguments given next to a run configuration override it.
+        if store is not UNSET:
+            config = config.model_copy(update={"store": str(getattr(store, "path", store))})
+        if cache is not UNSET:
+            config = config.model_copy(update={"cache": cache})
+        store = store if store is not UNSET else config.store
+    else:
+        store = DEFAULT_STORE if store is UNSET else store
+        cache = DEFAULT_CACHE if cache is UNSET else cache
     judge_config: JudgeConfig | None
     judge_obj: Judge | None
     if config is not None and judge is None:
@@ -324,6 +345,8 @@ async def _resume(
     progress: ProgressReporter,
     retry_errors: bool,
     metrics: Sequence[MetricLike],
+    judge_concurrency: int | None,
+    cache: Any,
 ) -> EvalResult:
     run_store = _open_store(store)
     record = run_store.get_run(run_ref)
@@ -331,6 +354,12 @@ async def _resume(
     judge_config, judge_obj = (None, None) if judge is None else _judge_from(judge)
     if judge_config is not None:
         config.judge = judge_config
+    if judge_concurrency is not None:
+        config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})
+    if cache is not UNSET:
+        config.cache = cache
+    # What a resumed run used is what its record says.
+    record.config["judge"] = config.judge.model_dump(mode="json")
     session = _Session(config, run_store, progress)
     cases = run_store.load_cases(record.id)
     if metrics:
@@ -363,12 +392,14 @@ async def _resume(
         else:
             agent_fn = build_agent(config.agent, config.folder)
     if retry_errors:
+        if agent_fn is not None:
+            run_store.delete_failed_outputs(record.id)
         run_store.delete_error_results(record.id)
     judge_instance = session.judge(judge_obj)
     record.status = "running"
     record.error = None
-    if judge_config is not None or judge_obj is not None:
-        record.judge = _judge_record(judge_instance, judge_config)
+    if judge_config is not None or judge_obj is not None or judge_concurrency is not None:
+        record.judge = _judge_record(judge_instance, config.judge if judge_obj is None else None)
     run_store.update_run(record)
     return await session.run(record, cases, built, agent_fn, judge_instance)
 

@@ -62,7 +62,7 @@ class RunConfig(BaseModel):
     mapping: dict[str, str] = Field(default_factory=dict)
     metrics: list[MetricSpec] = Field(default_factory=list)
     agent: AgentConfig | None = None
-    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    judge: JudgeConfig = Field(default_factory=default_judge_config)
     store: str = DEFAULT_STORE
     cache: str | None = DEFAULT_CACHE
     scoring_concurrency: int | None = Field(default=None, ge=1, le=4096)
@@ -120,8 +120,6 @@ def load_run_config(path: str | Path) -> RunConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: expected a mapping of settings (name, data, metrics, ...)")
     data.setdefault("base_dir", str(file.resolve().parent))
-    if "judge" not in data:
-        data["judge"] = default_judge_config()
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:

@@ -1,8 +1,8 @@
 """The ``clineval`` command line.
 
-User mistakes (a bad row, an unknown metric, a run id that does not exist) print one
-clear message and exit with status 2; no traceback. Status 1 is kept for ``run``
-finishing with a failed judge configuration, and any other traceback is a bug.
+User mistakes (a bad row, an unknown metric, a run id that does not exist, a judge that
+refuses the key) print one clear message and exit with status 2, with no traceback.
+Ctrl-C exits with 130 after saving what finished. Any traceback is a bug.
 """
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from clineval import api
-from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, load_run_config
+from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, describe_validation_error, load_run_config
 from clineval.errors import ClinevalError, ConfigError
 from clineval.judges.config import JudgeConfig
 from clineval.metrics.registry import MetricSpec, catalogue, parse_metric_spec
@@ -50,7 +53,7 @@ def friendly(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except ClinevalError as exc:
-            err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            err.print(Text.assemble(("error: ", "bold red"), str(exc)), highlight=False, soft_wrap=True)
             sys.exit(2)
         except KeyboardInterrupt:
             err.print(
@@ -143,6 +146,11 @@ def cli() -> None:
 @click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
 @click.option("--concurrency", type=click.IntRange(1, 1024), help="Agent calls at once.")
 @click.option("--agent-timeout", type=click.FloatRange(min=0.001), help="Seconds per agent call.")
+@click.option(
+    "--agent-attempts",
+    type=click.IntRange(1, 10),
+    help="Attempts per agent call; only rate limits, timeouts and server errors are retried.",
+)
 @click.option("--judge-concurrency", type=click.IntRange(1, 1024), help="Judge calls at once.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the judge cache.")
 @click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
@@ -164,6 +172,7 @@ def run(
     tags: tuple[str, ...],
     concurrency: int | None,
     agent_timeout: float | None,
+    agent_attempts: int | None,
     judge_concurrency: int | None,
     no_cache: bool,
     group_by: str | None,
@@ -175,19 +184,47 @@ def run(
 ) -> None:
     """Run an evaluation from a RUN_FILE (YAML) and/or options, and show the results."""
     progress = None if not quiet else False
-    specs = _split_metrics([*metric_opts, *metrics_csv])
+    specs = [_absolute_spec(spec) for spec in _split_metrics([*metric_opts, *metrics_csv])]
+    judge_config = _judge_option(judge)
+    agent_settings: dict[str, Any] = {}
+    if concurrency:
+        agent_settings["concurrency"] = concurrency
+    if agent_timeout:
+        agent_settings["timeout_s"] = agent_timeout
+    if agent_attempts:
+        agent_settings["max_attempts"] = agent_attempts
     if resume:
-        if run_file or data or specs or agent:
+        refused = {
+            "RUN_FILE": run_file,
+            "--data": data,
+            "--metric": specs,
+            "--agent": agent,
+            "--map": mapping,
+            "--name": name,
+            "--tag": tags,
+            "--concurrency": concurrency,
+            "--agent-timeout": agent_timeout,
+            "--agent-attempts": agent_attempts,
+        }
+        given = [option for option, value in refused.items() if value]
+        if given:
             raise ConfigError(
-                "--resume continues a run with its own data, agent and metrics; "
-                "to score a stored run with other metrics use 'clineval score'"
+                f"--resume continues a run with its own data, agent, metrics and tags; {', '.join(given)} "
+                "cannot change them (to score a stored run with other metrics use 'clineval score')"
             )
-        judge_config = JudgeConfig.model_validate(judge) if judge else None
         result = api.evaluate(
-            resume=resume, store=store_path, judge=judge_config, retry_errors=retry_errors, progress=progress
+            resume=resume,
+            store=store_path,
+            judge=judge_config,
+            retry_errors=retry_errors,
+            progress=progress,
+            judge_concurrency=judge_concurrency,
+            cache=None if no_cache else api.UNSET,
         )
         _show(result, group_by, show_cases)
         return
+    if retry_errors:
+        raise ConfigError("--retry-errors goes with --resume RUN_ID")
     config = load_run_config(run_file) if run_file else RunConfig()
     updates: dict[str, Any] = {}
     if data:
@@ -195,9 +232,12 @@ def run(
     if specs:
         updates["metrics"] = specs
     if agent:
-        updates["agent"] = AgentConfig(target=agent)
-    if judge:
-        updates["judge"] = JudgeConfig.model_validate(judge)
+        target = _absolute_target(agent)
+        updates["agent"] = (
+            config.agent.model_copy(update={"target": target}) if config.agent else AgentConfig(target=target)
+        )
+    if judge_config is not None:
+        updates["judge"] = judge_config
     if mapping:
         updates["mapping"] = {**config.mapping, **_pairs(mapping, "--map")}
     if name:
@@ -208,23 +248,52 @@ def run(
         updates["cache"] = None
     if group_by:
         updates["group_by"] = group_by
-    updates["store"] = store_path if store_path != DEFAULT_STORE or not run_file else config.store
+    if click.get_current_context().get_parameter_source("store_path") is not ParameterSource.DEFAULT:
+        updates["store"] = store_path
     config = config.model_copy(update=updates)
-    if config.agent is not None and (concurrency or agent_timeout):
-        agent_updates: dict[str, Any] = {}
-        if concurrency:
-            agent_updates["concurrency"] = concurrency
-        if agent_timeout:
-            agent_updates["timeout_s"] = agent_timeout
-        config.agent = config.agent.model_copy(update=agent_updates)
+    if agent_settings:
+        if config.agent is None:
+            raise ConfigError("--concurrency, --agent-timeout and --agent-attempts need an agent (--agent)")
+        config.agent = config.agent.model_copy(update=agent_settings)
     if judge_concurrency:
         config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})
     # Validate the assembled configuration once more (options bypass field validation).
-    config = RunConfig.model_validate(config.model_dump())
+    try:
+        config = RunConfig.model_validate(config.model_dump())
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, "options")) from None
     if config.data is None:
         raise ConfigError("no dataset: give --data FILE or 'data:' in the run file")
-    result = api.evaluate(config=config, store=config.store, cache=config.cache, progress=progress)
+    result = api.evaluate(config=config, progress=progress)
     _show(result, config.group_by, show_cases)
+
+
+def _judge_option(value: str | None) -> JudgeConfig | None:
+    """A --judge value as a config; a scripted judge's file is taken from the working directory."""
+    if not value:
+        return None
+    try:
+        config = JudgeConfig.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(str(e.get("msg", "")).removeprefix("Value error, ") for e in exc.errors())
+        raise ConfigError(f"--judge {value!r}: {problems}") from None
+    if config.script:
+        config.script = str(Path(config.script).resolve())
+    return config
+
+
+def _absolute_target(target: str) -> str:
+    """``file.py:name`` given on the command line, with the file's absolute path (kept for resume)."""
+    module, sep, attr = target.rpartition(":")
+    if sep and module.endswith(".py") and not Path(module).is_absolute():
+        return f"{Path(module).resolve()}:{attr}"
+    return target
+
+
+def _absolute_spec(spec: MetricSpec) -> MetricSpec:
+    if ":" in spec.name:
+        return spec.model_copy(update={"name": _absolute_target(spec.name)})
+    return spec
 
 
 @cli.command()
@@ -263,7 +332,7 @@ def score(
     result = api.rescore(
         run_ref,
         specs,
-        judge=JudgeConfig.model_validate(judge) if judge else None,
+        judge=_judge_option(judge),
         store=store_path,
         cache=None if no_cache else DEFAULT_CACHE,
         name=name,

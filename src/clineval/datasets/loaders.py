@@ -52,17 +52,11 @@ KNOWN_ALIASES: dict[str, str] = {
     "failure": "agent_run.failed",
 }
 
-#: Fields whose CSV cells are JSON (a plain string is kept as is where a string is allowed).
-_JSON_FIELDS = {
-    "input",
-    "trajectory",
-    "reference_trajectory",
-    "contexts",
-    "gold_facts",
-    "metadata",
-    "agent_run",
-    "expected",
-}
+#: Fields whose CSV cells must be JSON when they start with [ or {.
+_JSON_FIELDS = {"trajectory", "reference_trajectory", "contexts", "gold_facts", "metadata", "agent_run"}
+#: Fields whose CSV cells are read as JSON when they parse, and kept as text otherwise
+#: (an input may be a conversation, or a note that starts with "[URGENT]").
+_MAYBE_JSON_FIELDS = {"input", "expected"}
 _MAX_REPORTED = 25
 
 
@@ -225,15 +219,20 @@ def _target(column: str, mapping: Mapping[str, str]) -> str:
 
 
 def _parse_cell(field_name: str, value: Any) -> Any:
-    if not isinstance(value, str) or field_name not in _JSON_FIELDS:
+    if not isinstance(value, str) or field_name not in _JSON_FIELDS | _MAYBE_JSON_FIELDS:
         return value
     text = value.strip()
-    if text[:1] in "[{":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not valid JSON ({exc.msg} at position {exc.pos})") from None
-    return value
+    if text[:1] not in ("[", "{"):
+        return value
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if field_name in _MAYBE_JSON_FIELDS:
+            return value
+        raise ValueError(f"not valid JSON ({exc.msg} at position {exc.pos})") from None
+    if field_name == "input" and not (isinstance(parsed, list) and all(isinstance(t, dict) for t in parsed)):
+        return value  # JSON, but not a conversation: the text itself is the input
+    return parsed
 
 
 def _row_to_case_dict(row: Mapping[str, Any], mapping: Mapping[str, str], from_text: bool) -> dict[str, Any]:
@@ -243,7 +242,7 @@ def _row_to_case_dict(row: Mapping[str, Any], mapping: Mapping[str, str], from_t
     for column, value in row.items():
         target = _target(str(column), mapping)
         head, _, rest = target.partition(".")
-        if from_text:
+        if from_text and not rest:
             try:
                 value = _parse_cell(head, value)
             except ValueError as exc:

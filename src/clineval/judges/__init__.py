@@ -7,7 +7,6 @@ from clineval.judges.scripted import ScriptedJudge
 from clineval.judges.structured import StructuredJudge
 
 
-
 def __getattr__(name: str) -> object:
     # The OpenAI-compatible backend imports the openai SDK; load it on first use only.
     if name == "OpenAIBackend":

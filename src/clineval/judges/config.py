@@ -124,7 +124,7 @@ def build_judge(
 
     policy = RetryPolicy(max_attempts=config.max_attempts, timeout_s=config.timeout_s)
     if config.provider == "azure":
-        env = azure_settings_from_env()
+        env = azure_settings_from_env(deployment_given=bool(config.model))
         backend = OpenAIBackend(
             model=config.model or env["deployment"],
             azure_endpoint=config.base_url or env["azure_endpoint"],

@@ -130,7 +130,9 @@ def _request_body(
     """The JSON request body. Long messages that repeat from call to call (a metric's
     instructions and output schema) are encoded once and reused."""
     parts = [
-        _encoded_message(m["role"], m["content"]) if len(m["content"]) > 512 else json.dumps(m, ensure_ascii=False)
+        _encoded_message(m["role"], m["content"])
+        if len(m["content"]) > 512
+        else json.dumps(m, ensure_ascii=False)
         for m in messages
     ]
     head = json.dumps(payload, ensure_ascii=False)[:-1]
@@ -287,7 +289,11 @@ class OpenAIBackend:
             if response_format is not None and _mentions_response_format(exc):
                 self._fallback_mode = "json_object" if response_format["type"] == "json_schema" else "text"
                 return await self.chat(
-                    messages, schema_name=schema_name, json_schema=json_schema, mode=mode, max_tokens=max_tokens
+                    messages,
+                    schema_name=schema_name,
+                    json_schema=json_schema,
+                    mode=mode,
+                    max_tokens=max_tokens,
                 )
             raise JudgeError(
                 f"judge call failed after {self.policy.max_attempts} attempt(s) at most: {_describe(exc)}"
@@ -307,12 +313,13 @@ class OpenAIBackend:
             await self._session.close()
 
 
-def azure_settings_from_env() -> dict[str, str]:
+def azure_settings_from_env(*, deployment_given: bool = False) -> dict[str, str]:
     """Azure OpenAI endpoint, key, deployment and API version from the environment.
 
     Reads ``AZURE_OPENAI_ENDPOINT``, ``AZURE_OPENAI_API_KEY`` (or ``AZURE_OPENAI_KEY``),
     ``AZURE_OPENAI_DEPLOYMENT`` (or ``AZURE_OPENAI_CHAT_DEPLOYMENT_ID``) and
-    ``AZURE_OPENAI_API_VERSION``. Raises :class:`ConfigError` naming what is missing.
+    ``AZURE_OPENAI_API_VERSION``. Raises :class:`ConfigError` naming what is missing (the
+    deployment is not needed when the judge spec names it, ``azure:DEPLOYMENT``).
     """
     env = os.environ
     settings = {
@@ -328,7 +335,7 @@ def azure_settings_from_env() -> dict[str, str]:
             ("AZURE_OPENAI_API_KEY", "api_key"),
             ("AZURE_OPENAI_DEPLOYMENT", "deployment"),
         )
-        if not settings[key]
+        if not settings[key] and not (key == "deployment" and deployment_given)
     ]
     if missing:
         raise ConfigError("the Azure OpenAI judge needs these environment variables: " + ", ".join(missing))

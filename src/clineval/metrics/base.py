@@ -139,6 +139,8 @@ def to_score(result: Any, metric_name: str) -> Score:
         if value is None and len(numbers) == 1:
             value = numbers.popitem()[1]
         if error is not None:
+            if value is not None:
+                numbers = {**numbers, "value": float(value)}
             return Score(
                 error=str(error),
                 label=_opt_str(label),

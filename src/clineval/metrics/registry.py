@@ -48,16 +48,19 @@ _BUILTINS_LOADED = False
 
 
 def metric(
-    name: str | None = None,
+    name: str | Callable[..., Any] | None = None,
     *,
     description: str | None = None,
     seed: str | None = None,
-) -> Callable[[F], F]:
+) -> Any:
     """Register a metric class or function under ``name`` (default: its own name).
 
+    Use as ``@metric``, ``@metric()`` or ``@metric("name", description=...)``.
     ``description`` is the one line shown by ``clineval metrics`` (default: the first line
     of the docstring); ``seed`` names the source document the definition follows.
     """
+    if callable(name):  # used bare: @metric
+        return metric()(name)
 
     def decorate(obj: F) -> F:
         target: Any = obj
@@ -266,6 +269,8 @@ def resolve_metric(
     if isinstance(item, str | MetricSpec):
         return build_metric(item, base_dir=base_dir)
     if isinstance(item, Metric):
+        if not item.name:
+            item.name = type(item).__name__
         return item
     if callable(item):
         return FunctionMetric(item)

@@ -69,7 +69,17 @@ LABELS: dict[str, str] = {
     "gold_facts": "Key facts the response should contain",
 }
 FIELDS = tuple(LABELS)
-AUTO_OPTIONAL = ("reference", "contexts", "trajectory", "reference_trajectory", "expected", "gold_facts")
+#: The order of the sections in the prompt: what was asked, the material, then the response.
+PROMPT_ORDER = (
+    "input",
+    "reference",
+    "contexts",
+    "trajectory",
+    "reference_trajectory",
+    "expected",
+    "gold_facts",
+    "response",
+)
 
 
 def _calls_text(calls: list[ToolCall], limit: int = 600) -> str:
@@ -131,6 +141,7 @@ class Rubric(BaseMetric):
     """Judge rating of the response against criteria on a rating scale, with the judge's explanation."""
 
     needs_judge = True
+    requires: tuple[str, ...] = ("response",)
 
     def __init__(
         self,
@@ -143,7 +154,7 @@ class Rubric(BaseMetric):
     ):
         if isinstance(criteria, str):
             criteria = {"criterion": criteria}
-        self.criteria = dict(criteria or DEFAULT_CRITERIA)
+        self.criteria = dict(DEFAULT_CRITERIA if criteria is None else criteria)
         if not self.criteria:
             raise ValueError("criteria must not be empty")
         self.scale = _scale(rating_scale or DEFAULT_SCALE)
@@ -176,8 +187,8 @@ class Rubric(BaseMetric):
 
     def _fields(self, case: Case) -> list[str]:
         if self.inputs is not None:
-            return [f for f in FIELDS if f in self.inputs]
-        return [f for f in ("input", *AUTO_OPTIONAL, "response") if getattr(case, f) is not None]
+            return [f for f in PROMPT_ORDER if f in self.inputs]
+        return [f for f in PROMPT_ORDER if getattr(case, f) is not None]
 
     def _example_sections(self) -> list[dict[str, Any]]:
         out = []

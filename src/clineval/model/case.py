@@ -97,6 +97,7 @@ class Turn(BaseModel):
     content: str = ""
     name: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
 
     @model_validator(mode="before")
     @classmethod

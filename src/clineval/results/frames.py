@@ -1,9 +1,10 @@
 """Tables of results: a wide table (one row per case) and a long one (one row per score).
 
-Wide columns: ``case_id``, ``input``, ``response``, ``reference``, ``latency_s``,
-``failure``, ``agent_error``, then per metric ``<metric>`` (the value), ``<metric>.<sub>``
-(its sub-scores), ``<metric>/label``, ``<metric>/explanation`` and ``<metric>/error``,
-and finally ``metadata.<key>`` for every metadata key.
+Wide columns: ``case_id``, ``input``, ``response``, ``reference``, ``trajectory`` (JSON),
+then, when an agent ran, ``agent_latency_s``, ``agent_failed`` and ``agent_error``; then per
+metric ``<metric>`` (the value), ``<metric>.<sub>`` (its sub-scores), ``<metric>/label``,
+``<metric>/explanation`` and ``<metric>/error`` (annotation columns that are empty for
+every case are left out); and finally ``metadata.<key>`` for every metadata key.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ def wide_rows(
             "trajectory": _trajectory_text(case),
         }
         if case.agent_run is not None:
-            row["latency_s"] = case.agent_run.latency_s
-            row["failure"] = int(case.agent_run.failed)
+            row["agent_latency_s"] = case.agent_run.latency_s
+            row["agent_failed"] = case.agent_run.failed
             row["agent_error"] = case.agent_run.error
         for metric in order:
             found = by_case.get(case.id, {}).get(metric)

@@ -30,7 +30,7 @@ def aggregates_table(
     table.add_column("metric", no_wrap=True)
     if by:
         table.add_column(by, no_wrap=True)
-    for name in ("n", "mean", "std", "95% CI"):
+    for name in ("scored", "mean", "std", "95% CI"):
         table.add_column(name, justify="right")
     table.add_column("unscored", justify="right")
     table.add_column("n/a", justify="right")

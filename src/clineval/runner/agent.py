@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -40,7 +41,8 @@ class AgentSettings(BaseModel):
         default=1,
         ge=1,
         le=10,
-        description="attempts per case; only rate limits, timeouts and 5xx errors are retried",
+        description="attempts per case; only rate limits (429), timeouts, connection errors and "
+        "408/409/5xx statuses are retried, never other exceptions",
     )
 
 
@@ -70,7 +72,15 @@ def _output_from(result: Any) -> tuple[str | None, list[ToolCall] | None, list[s
             contexts = [contexts]
         if contexts is not None and not all(isinstance(c, str) for c in contexts):
             raise InvalidAgentOutput("'contexts' must be a list of strings")
-        extra = {k: v for k, v in data.items() if _jsonable(v)}
+        extra: dict[str, Any] = {}
+        dropped = []
+        for key, value in data.items():
+            if _jsonable(value):
+                extra[str(key)] = value
+            else:
+                dropped.append(str(key))
+        if dropped:
+            extra["_not_stored"] = dropped  # keys whose values are not JSON (kept out of the store)
         return response, calls, contexts, extra
     if isinstance(result, BaseModel):
         return _output_from(result.model_dump())
@@ -80,7 +90,11 @@ def _output_from(result: Any) -> tuple[str | None, list[ToolCall] | None, list[s
 
 
 def _jsonable(value: Any) -> bool:
-    return value is None or isinstance(value, str | int | float | bool | list | dict)
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 class AgentCaller:
@@ -139,19 +153,21 @@ class AgentCaller:
         try:
             result = await call_with_retries(attempt, policy=self._policy, limiter=self.limiter)
             response, trajectory, contexts, extra = _output_from(result)
+            return AgentOutput(
+                response=response,
+                trajectory=trajectory,
+                contexts=contexts,
+                extra=extra,
+                agent_run=AgentRun(latency_s=last_latency, failed=False, attempts=max(attempts, 1)),
+            )
         except TimeoutError:
             return self._failed(f"timed out after {self.settings.timeout_s:g} s", last_latency, attempts)
         except InvalidAgentOutput as exc:
             return self._failed(f"invalid output: {exc}", last_latency, attempts)
+        except ValidationError as exc:
+            return self._failed(f"invalid output: {exc}", last_latency, attempts)
         except Exception as exc:
             return self._failed(f"{type(exc).__name__}: {exc}", last_latency, attempts)
-        return AgentOutput(
-            response=response,
-            trajectory=trajectory,
-            contexts=contexts,
-            extra=extra,
-            agent_run=AgentRun(latency_s=last_latency, failed=False, attempts=max(attempts, 1)),
-        )
 
     @staticmethod
     def _failed(error: str, latency: float, attempts: int) -> AgentOutput:

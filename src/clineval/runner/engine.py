@@ -23,7 +23,7 @@ from clineval.metrics.base import Metric, ScoreContext, score_case
 from clineval.model import Case, ResultRecord, RunRecord
 from clineval.runner.agent import AgentCaller
 from clineval.runner.progress import NullProgress, ProgressReporter
-from clineval.store.sqlite import RunStore
+from clineval.store.sqlite import DEFAULT_STORE, RunStore
 
 
 @dataclass
@@ -134,9 +134,10 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
         writer.close()
         message = str(errors.exceptions[0])
         store.set_status(run_id, "failed", error=message)
+        where = "" if str(store.path).endswith(DEFAULT_STORE) else f" --store {store.path}"
         raise ClinevalError(
             f"{message}\nThe run {run_id} stopped; everything scored so far is saved. "
-            f"Fix the judge setting and continue with: clineval run --resume {run_id}"
+            f"Fix the judge setting and continue with: clineval run --resume {run_id}{where}"
         ) from None
     except* (KeyboardInterrupt, asyncio.CancelledError):
         writer.close()

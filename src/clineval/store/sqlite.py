@@ -224,7 +224,9 @@ class RunStore:
         with self._lock:
             self._conn.execute(_INSERT_RESULT, _result_row(result))
 
-    def write_batch(self, outputs: Sequence[tuple[str, str, AgentOutput]], results: Sequence[ResultRecord]) -> None:
+    def write_batch(
+        self, outputs: Sequence[tuple[str, str, AgentOutput]], results: Sequence[ResultRecord]
+    ) -> None:
         """Commit agent outputs, then results, in one transaction."""
         output_rows = [(run, case, out.model_dump_json(), time.time()) for run, case, out in outputs]
         result_rows = [_result_row(r) for r in results]
@@ -285,6 +287,20 @@ class RunStore:
                 )
             return cur.rowcount
 
+    def delete_failed_outputs(self, run_id: str) -> int:
+        """Forget the outputs of failed agent calls, and their results, so that a resumed run
+        calls the agent on those cases again."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT case_id FROM outputs"
+                " WHERE run_id = ? AND json_extract(data, '$.agent_run.failed') = 1",
+                (run_id,),
+            ).fetchall()
+            for (case_id,) in rows:
+                self._conn.execute("DELETE FROM results WHERE run_id = ? AND case_id = ?", (run_id, case_id))
+                self._conn.execute("DELETE FROM outputs WHERE run_id = ? AND case_id = ?", (run_id, case_id))
+        return len(rows)
+
     def count_results(self, run_id: str) -> int:
         with self._lock:
             return int(
@@ -343,7 +359,7 @@ class BackgroundWriter:
             if not (outputs or results) or self._error is not None:
                 continue
             try:
-                self._store.write_batch(outputs, results)  # type: ignore[arg-type]
+                self._store.write_batch(outputs, results)
             except BaseException as exc:  # reported to the runner by _check() / close()
                 self._error = exc
 

@@ -82,8 +82,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import itertools
 import importlib.util
+import itertools
 import json
 import math
 import os
