@@ -35,3 +35,12 @@ class JudgeConfigurationError(ClinevalError):
     Retrying does not help, so the run stops early (keeping everything already
     scored) and can be resumed once the setting is fixed.
     """
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C; everything finished before is in the store."""
+
+    def __init__(self, run_id: str, resume_hint: str):
+        super().__init__(run_id)
+        self.run_id = run_id
+        self.resume_hint = resume_hint

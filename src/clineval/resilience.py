@@ -190,6 +190,25 @@ def backoff_s(policy: RetryPolicy, failures: int, exc: BaseException | None) -> 
     return random.uniform(0, ceiling)
 
 
+class CallTimedOut(TimeoutError):
+    """An attempt took longer than the policy's ``timeout_s`` (not a timeout raised by the call)."""
+
+    def __init__(self, timeout_s: float):
+        super().__init__(f"no answer within {timeout_s:g} s")
+        self.timeout_s = timeout_s
+
+
+async def _timed(call: Callable[[], Awaitable[R]], timeout_s: float) -> R:
+    deadline = asyncio.timeout(timeout_s)
+    try:
+        async with deadline:
+            return await call()
+    except TimeoutError:
+        if deadline.expired():
+            raise CallTimedOut(timeout_s) from None
+        raise
+
+
 async def _attempt(
     call: Callable[[], Awaitable[R]],
     policy: RetryPolicy,
@@ -197,12 +216,10 @@ async def _attempt(
     classify: Callable[[BaseException], Failure],
 ) -> R:
     if limiter is None:
-        async with asyncio.timeout(policy.timeout_s):
-            return await call()
+        return await _timed(call, policy.timeout_s)
     async with limiter.slot() as slot:
         try:
-            async with asyncio.timeout(policy.timeout_s):
-                result = await call()
+            result = await _timed(call, policy.timeout_s)
         except Exception as exc:
             if classify(exc) == "rate_limit":
                 slot.rate_limited(retry_after_seconds(exc))

@@ -211,3 +211,49 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(
     assert set(kept) <= set(rows)  # finished work was not redone
     assert llm_server.stats()["chat_requests"] == 30 - before_rubric  # only the missing cases were judged
     assert status == "completed" and before_total < 60
+
+
+def test_ctrl_c_saves_work_and_resume_finishes(tmp_path: Path) -> None:
+    (tmp_path / "cases.jsonl").write_text(
+        "\n".join(json.dumps({"id": f"c{i}", "input": "q", "reference": "r"}) for i in range(20)) + "\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "slow.py").write_text("import time\ndef agent(q):\n    time.sleep(0.3)\n    return 'r'\n")
+    db = tmp_path / "runs.db"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "clineval.cli.main",
+            "run",
+            "--data",
+            "cases.jsonl",
+            "--agent",
+            "slow.py:agent",
+            "-m",
+            "exact_match",
+            "--concurrency",
+            "2",
+            "-q",
+            "--store",
+            str(db),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 30
+    while time.time() < deadline and not (db.exists() and _count(db) >= 4):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "clineval run --resume" in err and f"--store {db}" in err
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
+        saved = conn.execute("SELECT COUNT(*) FROM outputs").fetchone()[0]
+    assert 2 <= saved < 20
+    resumed = clineval("run", "--resume", "latest", "--store", str(db), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _count(db) == 20 * 3

@@ -150,3 +150,49 @@ def test_unknown_format_empty_and_missing_files(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(DatasetError, match="no cases"):
         load_dataset(tmp_path / "empty.jsonl")
+
+
+def test_csv_text_that_looks_like_json_stays_text(tmp_path: Path) -> None:
+    path = tmp_path / "notes.csv"
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "input": [
+                "[URGENT] chest pain, troponin pending",
+                json.dumps([{"role": "user", "content": "Hi"}]),
+            ],
+            "ward": ["[ICU]", "{step-down}"],
+            "expected": ["[hold]", "continue"],
+        }
+    )
+    frame.to_csv(path, index=False)
+    a, b = load_dataset(path).cases
+    assert a.input == "[URGENT] chest pain, troponin pending"
+    assert a.metadata == {"ward": "[ICU]"} and a.expected == "[hold]"
+    assert isinstance(b.input, list) and b.input[0].content == "Hi"
+    assert b.metadata == {"ward": "{step-down}"}
+
+
+def test_openai_tool_messages_in_a_conversation() -> None:
+    (case,) = load_dataset(
+        [
+            {
+                "id": "t",
+                "input": [
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {"name": "get_labs", "arguments": "{}"},
+                            }
+                        ],
+                    },
+                    {"role": "tool", "tool_call_id": "call_1", "content": "K 5.9"},
+                ],
+            }
+        ]
+    ).cases
+    assert isinstance(case.input, list) and case.input[1].tool_call_id == "call_1"

@@ -136,3 +136,8 @@ async def test_judge_failure_is_unscored_with_the_raw_answer() -> None:
     assert score.status == "error"
     assert (score.error or "").startswith("unscored: judge answer rejected after one re-ask")
     assert score.details["judge_raw"] == "I think it is fine"
+
+
+def test_dict_with_error_keeps_the_number_in_details() -> None:
+    score = to_score({"score": 0.4, "error": "the note was truncated"}, "m")
+    assert score.status == "error" and score.details["value"] == 0.4

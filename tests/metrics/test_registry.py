@@ -128,3 +128,23 @@ def test_resolve_accepts_functions_and_instances() -> None:
     assert resolve_metric(rouge) is rouge
     with pytest.raises(ConfigError):
         resolve_metric(42)  # type: ignore[arg-type]
+
+
+def test_bare_decorator_registers() -> None:
+    @metric
+    def test_bare_registered(response: str) -> float:
+        return 1.0
+
+    assert "test_bare_registered" in {e.name for e in catalogue()}
+
+
+def test_unregistered_instance_gets_its_class_name() -> None:
+    from clineval.metrics.base import BaseMetric
+
+    class ConciseEnough(BaseMetric):
+        requires = ("response",)
+
+        def score(self, case: Case, ctx: ScoreContext) -> float:  # type: ignore[override]
+            return 1.0
+
+    assert resolve_metric(ConciseEnough()).name == "ConciseEnough"

@@ -91,3 +91,17 @@ def test_bad_settings() -> None:
         build_metric("rubric(rating_scale={'good': 'x', 'bad': 'y'})")
     with pytest.raises(ConfigError, match="unknown input field"):
         build_metric("rubric(inputs=[question])")
+
+
+def test_empty_criteria_is_an_error_and_sections_keep_their_order() -> None:
+    with pytest.raises(ConfigError, match="criteria must not be empty"):
+        build_metric("rubric(criteria={})")
+    metric = build_metric("rubric(inputs=[response, reference, input])")
+    judge = ScriptedJudge(default={"explanation": "ok", "rating": 3})
+    import asyncio
+
+    asyncio.run(score_case(metric, CASE, ScoreContext(judge)))
+    user = judge.requests[0][1]["content"]
+    assert (
+        user.index("## Request") < user.index("## Reference answer") < user.index("## Response to evaluate")
+    )

@@ -286,3 +286,14 @@ def test_returned_result_equals_what_the_store_holds(tmp_path: Path) -> None:
     key = lambda r: (r.case_id, r.metric)  # noqa: E731
     assert [(key(r), r.score) for r in result.results] == [(key(r), r.score) for r in stored.results]
     assert result.run == stored.run
+
+
+def test_agent_output_that_is_not_json_is_kept_out_not_fatal(tmp_path: Path) -> None:
+    def agent(query: str) -> dict[str, Any]:
+        return {"response": "K 4.1", "debug": [object()], "model": "demo"}
+
+    result = evaluate(CASES[:2], ["exact_match"], agent=agent, store=tmp_path / "s.db", progress=False)
+    assert all(not c.agent_run.failed for c in result.cases)  # type: ignore[union-attr]
+    assert result.cases[0].metadata["agent_output"] == {"model": "demo", "_not_stored": ["debug"]}
+    frame = result.to_pandas()
+    assert list(frame["agent_failed"]) == [False, False]

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from clineval import api
 from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, describe_validation_error, load_run_config
-from clineval.errors import ClinevalError, ConfigError
+from clineval.errors import ClinevalError, ConfigError, RunInterrupted
 from clineval.judges.config import JudgeConfig
 from clineval.metrics.registry import MetricSpec, catalogue, parse_metric_spec
 from clineval.results import render
@@ -55,11 +55,19 @@ def friendly(fn: F) -> F:
         except ClinevalError as exc:
             err.print(Text.assemble(("error: ", "bold red"), str(exc)), highlight=False, soft_wrap=True)
             sys.exit(2)
-        except KeyboardInterrupt:
+        except RunInterrupted as exc:
             err.print(
-                "[yellow]interrupted[/]: everything finished so far is saved; "
-                "continue with 'clineval run --resume RUN_ID' (see 'clineval runs')"
+                Text.assemble(
+                    ("interrupted", "yellow"),
+                    ": everything finished so far is saved; continue with: ",
+                    exc.resume_hint,
+                ),
+                highlight=False,
+                soft_wrap=True,
             )
+            sys.exit(130)
+        except KeyboardInterrupt:
+            err.print("[yellow]interrupted[/]")
             sys.exit(130)
 
     return wrapper  # type: ignore[return-value]

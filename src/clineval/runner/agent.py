@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clineval.model import AgentOutput, AgentRun, Case, ToolCall
-from clineval.resilience import AdaptiveLimiter, RetryPolicy, call_with_retries
+from clineval.resilience import AdaptiveLimiter, CallTimedOut, RetryPolicy, call_with_retries
 
 AgentFn = Callable[..., Any]
 
@@ -160,7 +160,7 @@ class AgentCaller:
                 extra=extra,
                 agent_run=AgentRun(latency_s=last_latency, failed=False, attempts=max(attempts, 1)),
             )
-        except TimeoutError:
+        except CallTimedOut:
             return self._failed(f"timed out after {self.settings.timeout_s:g} s", last_latency, attempts)
         except InvalidAgentOutput as exc:
             return self._failed(f"invalid output: {exc}", last_latency, attempts)

@@ -17,13 +17,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from clineval.errors import ClinevalError, JudgeConfigurationError
+from clineval.errors import ClinevalError, JudgeConfigurationError, RunInterrupted
 from clineval.judges.base import Judge
 from clineval.metrics.base import Metric, ScoreContext, score_case
-from clineval.model import Case, ResultRecord, RunRecord
+from clineval.model import Case, ResultRecord, RunRecord, RunStatus
 from clineval.runner.agent import AgentCaller
 from clineval.runner.progress import NullProgress, ProgressReporter
-from clineval.store.sqlite import DEFAULT_STORE, RunStore
+from clineval.store.sqlite import DEFAULT_STORE, BackgroundWriter, RunStore
 
 
 @dataclass
@@ -130,24 +130,24 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
             for _ in range(n_scorers):
                 group.create_task(score_worker())
             group.create_task(produce())
-    except* JudgeConfigurationError as errors:
-        writer.close()
-        message = str(errors.exceptions[0])
-        store.set_status(run_id, "failed", error=message)
-        where = "" if str(store.path).endswith(DEFAULT_STORE) else f" --store {store.path}"
-        raise ClinevalError(
-            f"{message}\nThe run {run_id} stopped; everything scored so far is saved. "
-            f"Fix the judge setting and continue with: clineval run --resume {run_id}{where}"
-        ) from None
-    except* (KeyboardInterrupt, asyncio.CancelledError):
-        writer.close()
-        store.set_status(run_id, "interrupted")
-        raise
-    except* Exception as errors:
-        writer.close()
-        store.set_status(
-            run_id, "failed", error=f"{type(errors.exceptions[0]).__name__}: {errors.exceptions[0]}"
-        )
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Ctrl-C (asyncio.run cancels this task): keep what finished, say so, and stop.
+        _stop(writer, store, run_id, "interrupted")
+        raise RunInterrupted(run_id, _resume_hint(store, run_id)) from None
+    except BaseExceptionGroup as errors:
+        config_error = errors.subgroup(JudgeConfigurationError)
+        if config_error is not None:
+            message = str(_first(config_error))
+            _stop(writer, store, run_id, "failed", message)
+            raise ClinevalError(
+                f"{message}\nThe run {run_id} stopped; everything scored so far is saved. "
+                f"Fix the judge setting and continue with: {_resume_hint(store, run_id)}"
+            ) from None
+        if errors.subgroup((KeyboardInterrupt, asyncio.CancelledError)) is not None:
+            _stop(writer, store, run_id, "interrupted")
+            raise RunInterrupted(run_id, _resume_hint(store, run_id)) from None
+        first = _first(errors)
+        _stop(writer, store, run_id, "failed", f"{type(first).__name__}: {first}")
         raise
     finally:
         writer.close()
@@ -161,3 +161,24 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
     order = {case.id: i for i, case in enumerate(plan.cases)}
     produced.sort(key=lambda r: (order[r.case_id], r.metric))
     return RunOutcome(record, [merged.get(c.id, c) for c in plan.cases], produced)
+
+
+def _resume_hint(store: RunStore, run_id: str) -> str:
+    where = "" if str(store.path).endswith(DEFAULT_STORE) else f" --store {store.path}"
+    return f"clineval run --resume {run_id}{where}"
+
+
+def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first leaf exception of a (possibly nested) exception group."""
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _stop(
+    writer: BackgroundWriter, store: RunStore, run_id: str, status: RunStatus, error: str | None = None
+) -> None:
+    """Commit what finished, then record how the run ended."""
+    writer.close()
+    store.set_status(run_id, status, error=error)
