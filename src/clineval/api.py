@@ -164,7 +164,7 @@ class _Session:
 
 def _new_record(
     config: RunConfig,
-    dataset_source: str,
+    dataset_source: str | Dataset,
     cases: Sequence[Case],
     metrics: Sequence[Metric],
     judge: Judge | None,
@@ -180,7 +180,12 @@ def _new_record(
         config=stored,
         metrics=[m.name for m in metrics],
         judge=_judge_record(judge, judge_config),
-        dataset=DatasetInfo(source=dataset_source, fingerprint=fingerprint_cases(cases), n_cases=len(cases)),
+        dataset=DatasetInfo(
+            source=dataset_source.source if isinstance(dataset_source, Dataset) else dataset_source,
+            fingerprint=fingerprint_cases(cases),
+            n_cases=len(cases),
+            metadata_columns=dataset_source.metadata_columns if isinstance(dataset_source, Dataset) else [],
+        ),
         tags=config.tags,
         clineval_version=clineval_version(),
         python=python_version(),
@@ -315,7 +320,7 @@ async def aevaluate(
     _check_names(built)
 
     judge_instance = session.judge(judge_obj)
-    record = _new_record(config, dataset.source, dataset.cases, built, judge_instance, judge_config)
+    record = _new_record(config, dataset, dataset.cases, built, judge_instance, judge_config)
     run_store.create_run(record, dataset.cases)
     return await session.run(record, dataset.cases, built, agent_fn, judge_instance)
 

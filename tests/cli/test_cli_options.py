@@ -110,3 +110,14 @@ def test_retry_errors_calls_the_agent_again_on_failed_cases(folder: Path) -> Non
         scores = {(r.case_id, r.metric): r.score for r in store.load_results(run.id)}
     assert scores[("c2", "exact_match")].value == 1.0 and scores[("c2", "failure")].value == 0.0
     assert len(scores) == 9
+
+
+def test_columns_kept_as_metadata_are_shown(folder: Path) -> None:
+    (folder / "typo.jsonl").write_text(
+        json.dumps({"id": "a", "response": "K 4.1", "referenc": "K 4.1", "ward": "renal"}) + "\n",
+        encoding="utf-8",
+    )
+    code, out = invoke("run", "--data", "typo.jsonl", "-m", "token_f1", "--store", "s.db")
+    assert code == 0
+    assert "columns kept as metadata (not case fields): referenc, ward" in out
+    assert "which metric 'token_f1' requires" in out

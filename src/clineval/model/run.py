@@ -29,6 +29,8 @@ class DatasetInfo(BaseModel):
     source: str
     fingerprint: str
     n_cases: int
+    metadata_columns: list[str] = Field(default_factory=list)
+    """Columns that were not case fields and were kept as metadata (a typo shows up here)."""
 
 
 class RunRecord(BaseModel):

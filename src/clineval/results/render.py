@@ -61,6 +61,11 @@ def print_result(result: EvalResult, console: Console, *, by: str | None = None,
     """The run header, the aggregate table, unscored reasons and where the data is."""
     run = result.run
     console.print(run_header(run))
+    if run.dataset.metadata_columns:
+        console.print(
+            f"[dim]columns kept as metadata (not case fields): {', '.join(run.dataset.metadata_columns)}[/]",
+            highlight=False,
+        )
     if cases:
         console.print(cases_table(result))
     console.print(aggregates_table(result.aggregate(), title="Results"))
