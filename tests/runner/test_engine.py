@@ -297,3 +297,31 @@ def test_agent_output_that_is_not_json_is_kept_out_not_fatal(tmp_path: Path) -> 
     assert result.cases[0].metadata["agent_output"] == {"model": "demo", "_not_stored": ["debug"]}
     frame = result.to_pandas()
     assert list(frame["agent_failed"]) == [False, False]
+
+
+def test_second_run_is_served_from_the_judge_cache(llm_server: ScriptedServer, tmp_path: Path) -> None:
+    llm_server.set_script({"default": {"json": {"explanation": "accurate", "rating": 5}}})
+    config = JudgeConfig(provider="openai", model="m", base_url=llm_server.base_url)
+    data = [{**c, "response": "r"} for c in CASES]
+    cache = str(tmp_path / "cache.db")
+    first = evaluate(data, ["rubric"], judge=config, store=tmp_path / "s.db", cache=cache, progress=False)
+    assert llm_server.stats()["chat_requests"] == 6 and first.run.usage.calls == 6
+    second = evaluate(data, ["rubric"], judge=config, store=tmp_path / "s.db", cache=cache, progress=False)
+    assert llm_server.stats()["chat_requests"] == 6  # no HTTP call the second time
+    assert second.run.usage.calls == 0 and second.run.usage.cached == 6
+    assert [r.score.value for r in second.results] == [r.score.value for r in first.results]
+
+
+def test_progress_display_shows_counts(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from clineval.runner.progress import RichProgress
+
+    stream = io.StringIO()
+    progress = RichProgress(Console(file=stream, force_terminal=True, width=120))
+    evaluate(CASES, ["exact_match"], agent=lab_agent, store=tmp_path / "s.db", progress=progress)
+    text = stream.getvalue()
+    assert "agent" in text and "scoring" in text and "18/18" in text and "6/6" in text
+    assert "1 failed" in text and "/s" in text
