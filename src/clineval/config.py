@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from clineval.errors import ConfigError
+from clineval.errors import ConfigError, field_errors
 from clineval.importing import import_object
 from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec
@@ -96,14 +96,7 @@ class RunConfig(BaseModel):
 
 
 def describe_validation_error(exc: ValidationError, where: str) -> str:
-    lines = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err.get("loc", ()))
-        msg = err.get("msg", "invalid")
-        if err.get("type") == "extra_forbidden":
-            msg = "unknown setting"
-        lines.append(f"{where}: field '{loc}': {msg}")
-    return "\n".join(lines)
+    return "\n".join(f"{where}: {line}" for line in field_errors(exc, unknown="unknown setting"))
 
 
 def load_run_config(path: str | Path) -> RunConfig:

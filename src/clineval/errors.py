@@ -8,6 +8,11 @@ else is a bug in clineval and keeps its traceback.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class ClinevalError(Exception):
     """A mistake in user input: printed without a traceback."""
@@ -44,3 +49,13 @@ class RunInterrupted(KeyboardInterrupt):
         super().__init__(run_id)
         self.run_id = run_id
         self.resume_hint = resume_hint
+
+
+def field_errors(exc: ValidationError, *, unknown: str = "unknown field") -> list[str]:
+    """One ``field 'a.b': problem`` line per problem of a pydantic validation error."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        msg = unknown if err.get("type") == "extra_forbidden" else err.get("msg", "invalid")
+        lines.append(f"field '{loc}': {msg}")
+    return lines

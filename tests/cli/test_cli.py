@@ -257,3 +257,73 @@ def test_ctrl_c_saves_work_and_resume_finishes(tmp_path: Path) -> None:
     resumed = clineval("run", "--resume", "latest", "--store", str(db), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert _count(db) == 20 * 3
+
+
+def test_quickstart_runs_offline_with_the_installed_command(tmp_path: Path) -> None:
+    import shutil
+
+    repo = Path(__file__).resolve().parents[2]
+    command = shutil.which("clineval")
+    assert command is not None, "the console script 'clineval' is not installed"
+    done = subprocess.run(
+        [
+            command,
+            "run",
+            str(repo / "examples/quickstart/quickstart.yaml"),
+            "--store",
+            str(tmp_path / "q.db"),
+            "-q",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "CLINEVAL_JUDGE": "",
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    assert "recommendation_matches" in done.stdout and "By task" in done.stdout
+    with sqlite3.connect(tmp_path / "q.db") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM cases").fetchone()[0] == 25
+        assert (
+            conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 25 * 12
+        )  # 10 metrics in the run file + latency + failure
+        failed = conn.execute(
+            "SELECT COUNT(*) FROM outputs WHERE json_extract(data, '$.agent_run.failed') = 1"
+        ).fetchone()[0]
+    assert failed == 1
+
+
+def test_run_records_provenance(tmp_path: Path, data: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.org",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
+        cwd=tmp_path,
+        check=True,
+    )
+    done = clineval("run", "--data", str(data), "-m", "exact_match", "--store", "p.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    from clineval.store import RunStore
+
+    with RunStore(tmp_path / "p.db") as store:
+        (run,) = store.list_runs()
+    assert run.git is not None and len(run.git.commit) == 40
+    assert {"clineval", "pydantic", "rouge-score"} <= set(run.packages)
+    assert run.dataset.n_cases == 30 and len(run.dataset.fingerprint) == 16
+    assert run.judge == {"name": "none"} and run.python and run.platform
+    assert run.config["metrics"] == [{"name": "exact_match"}]

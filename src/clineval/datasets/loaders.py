@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from clineval.errors import DatasetError
+from clineval.errors import DatasetError, field_errors
 from clineval.model import CASE_FIELDS, Case
 
 if TYPE_CHECKING:
@@ -294,17 +294,6 @@ class _CellError(Exception):
         self.message = message
 
 
-def _describe_errors(exc: ValidationError) -> list[str]:
-    out = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err.get("loc", ()))
-        msg = err.get("msg", "invalid")
-        if err.get("type") == "extra_forbidden":
-            msg = "unknown field"
-        out.append(f"field '{loc}': {msg}")
-    return out
-
-
 def _build(
     rows: list[tuple[int, Any]], source: str, mapping: Mapping[str, str], unit: str, *, from_text: bool
 ) -> Dataset:
@@ -332,7 +321,7 @@ def _build(
         try:
             case = Case.model_validate(data)
         except ValidationError as exc:
-            problems.extend(f"{where(number)}: {msg}" for msg in _describe_errors(exc))
+            problems.extend(f"{where(number)}: {msg}" for msg in field_errors(exc))
             continue
         if case.id in first_seen:
             problems.append(
