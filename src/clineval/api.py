@@ -17,11 +17,13 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
 
 from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, build_agent
 from clineval.datasets import Dataset, fingerprint_cases, load_dataset
-from clineval.errors import ConfigError
+from clineval.errors import ConfigError, field_errors
 from clineval.judges.base import Judge
 from clineval.judges.config import JudgeConfig, build_judge, default_judge_config
 from clineval.metrics.base import Metric
@@ -40,9 +42,6 @@ from clineval.runner.provenance import (
     python_version,
 )
 from clineval.store.sqlite import DEFAULT_STORE, RunStore
-
-if TYPE_CHECKING:
-    pass
 
 R = TypeVar("R")
 MetricLike = Metric | MetricSpec | str | Callable[..., Any]
@@ -88,7 +87,10 @@ def _judge_from(judge: Judge | JudgeConfig | str | None) -> tuple[JudgeConfig | 
     if judge is None:
         return default_judge_config(), None
     if isinstance(judge, str):
-        return JudgeConfig.model_validate(judge), None
+        try:
+            return JudgeConfig.model_validate(judge), None
+        except ValidationError as exc:
+            raise ConfigError(f"judge {judge!r}: {'; '.join(field_errors(exc))}") from None
     if isinstance(judge, JudgeConfig):
         return judge, None
     return None, judge
@@ -125,12 +127,14 @@ class _Session:
         self.config = config
         self.store = store
         self.progress = progress
+        self._owns_judge = False
 
     def judge(self, given: Judge | None) -> Judge | None:
+        """The caller's judge object, or one built from the config (closed after the run)."""
         if given is not None:
             return given
-        cache = None if self.config.cache is None else self.config.cache
-        return build_judge(self.config.judge, cache_path=cache, base_dir=self.config.folder)
+        self._owns_judge = True
+        return build_judge(self.config.judge, cache_path=self.config.cache, base_dir=self.config.folder)
 
     async def run(
         self,
@@ -155,7 +159,7 @@ class _Session:
         try:
             outcome = await execute(plan, self.store, self.progress)
         finally:
-            if judge is not None:
+            if judge is not None and self._owns_judge:
                 await judge.aclose()
         return EvalResult(
             run=outcome.record, cases=outcome.cases, results=outcome.results, store_path=str(self.store.path)
