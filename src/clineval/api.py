@@ -204,92 +204,134 @@ def _metrics_from(items: Sequence[MetricLike], base_dir: Path | None) -> list[Me
     return [resolve_metric(item, base_dir=base_dir) for item in items]
 
 
+def _given(value: Any) -> bool:
+    return value is not UNSET
+
+
+def _assemble_config(
+    config: RunConfig | None,
+    *,
+    data: Any,
+    agent: Any,
+    judge_config: JudgeConfig | None,
+    mapping: Any,
+    name: Any,
+    tags: Any,
+    store: Any,
+    cache: Any,
+    agent_concurrency: Any,
+    agent_timeout_s: Any,
+    agent_max_attempts: Any,
+    judge_concurrency: Any,
+    scoring_concurrency: Any,
+) -> RunConfig:
+    """The run configuration: ``config`` (or the defaults), with every given keyword applied."""
+    base = config or RunConfig()
+    updates: dict[str, Any] = {}
+    if isinstance(data, str | Path):
+        updates["data"] = str(data)
+    if judge_config is not None:
+        updates["judge"] = judge_config
+    for key, value in (
+        ("name", name),
+        ("store", store),
+        ("cache", cache),
+        ("scoring_concurrency", scoring_concurrency),
+    ):
+        if _given(value):
+            updates[key] = str(getattr(value, "path", value)) if key == "store" else value
+    if _given(mapping):
+        updates["mapping"] = dict(mapping or {})
+    if _given(tags):
+        updates["tags"] = {**base.tags, **dict(tags or {})}
+    agent_config = base.agent
+    if isinstance(agent, AgentConfig):
+        agent_config = agent
+    elif agent is not None:
+        target = agent if isinstance(agent, str) else f"python:{getattr(agent, '__qualname__', 'agent')}"
+        agent_config = (agent_config or AgentConfig(target=target)).model_copy(update={"target": target})
+    limits = {
+        key: value
+        for key, value in (
+            ("concurrency", agent_concurrency),
+            ("timeout_s", agent_timeout_s),
+            ("max_attempts", agent_max_attempts),
+        )
+        if _given(value)
+    }
+    if limits:
+        if agent_config is None:
+            raise ConfigError("agent_concurrency, agent_timeout_s and agent_max_attempts need an agent")
+        agent_config = agent_config.model_copy(update=limits)
+    updates["agent"] = agent_config
+    assembled = base.model_copy(update=updates)
+    if _given(judge_concurrency) and judge_concurrency is not None:
+        assembled.judge = assembled.judge.model_copy(update={"concurrency": judge_concurrency})
+    try:  # model_copy does not validate: check the assembled settings once
+        return RunConfig.model_validate(assembled.model_dump())
+    except ValidationError as exc:
+        raise ConfigError("\n".join(field_errors(exc, unknown="unknown setting"))) from None
+
+
 async def aevaluate(
     data: Any = None,
     metrics: Sequence[MetricLike] = (),
     *,
     agent: AgentFn | str | AgentConfig | None = None,
     judge: Judge | JudgeConfig | str | None = None,
-    mapping: Mapping[str, str] | None = None,
-    name: str | None = None,
-    tags: Mapping[str, str] | None = None,
+    mapping: Mapping[str, str] | None = UNSET,
+    name: str | None = UNSET,
+    tags: Mapping[str, str] | None = UNSET,
     store: str | Path | RunStore = UNSET,
     cache: str | None = UNSET,
-    agent_concurrency: int = 8,
-    agent_timeout_s: float = 300.0,
-    agent_max_attempts: int = 1,
-    judge_concurrency: int | None = None,
-    scoring_concurrency: int | None = None,
+    agent_concurrency: int = UNSET,
+    agent_timeout_s: float = UNSET,
+    agent_max_attempts: int = UNSET,
+    judge_concurrency: int | None = UNSET,
+    scoring_concurrency: int | None = UNSET,
     progress: bool | ProgressReporter | None = None,
     resume: str | None = None,
     retry_errors: bool = False,
     config: RunConfig | None = None,
 ) -> EvalResult:
-    """Async form of :func:`evaluate`."""
+    """Async form of :func:`evaluate`.
+
+    Settings not given keep their defaults, or the values in ``config`` when one is given
+    (a run file loaded with :func:`clineval.config.load_run_config`); given ones override.
+    """
     reporter = progress if not isinstance(progress, bool | None) else default_progress(progress)
     if resume is not None:
         return await _resume(
             resume,
-            store=DEFAULT_STORE if store is UNSET else store,
+            store=store if _given(store) else DEFAULT_STORE,
             judge=judge,
             agent=agent,
             progress=reporter,
             retry_errors=retry_errors,
             metrics=metrics,
-            judge_concurrency=judge_concurrency,
+            judge_concurrency=judge_concurrency if _given(judge_concurrency) else None,
             cache=cache,
         )
-    if config is not None:
-        # Keyword arguments given next to a run configuration override it.
-        if store is not UNSET:
-            config = config.model_copy(update={"store": str(getattr(store, "path", store))})
-        if cache is not UNSET:
-            config = config.model_copy(update={"cache": cache})
-        store = store if store is not UNSET else config.store
-    else:
-        store = DEFAULT_STORE if store is UNSET else store
-        cache = DEFAULT_CACHE if cache is UNSET else cache
-    judge_config: JudgeConfig | None
-    judge_obj: Judge | None
-    if config is not None and judge is None:
-        judge_config, judge_obj = config.judge, None
-    else:
-        judge_config, judge_obj = _judge_from(judge)
-        if config is not None and judge_config is not None:
-            config = config.model_copy(update={"judge": judge_config})
-    if config is None:
-        agent_config: AgentConfig | None = None
-        if isinstance(agent, str):
-            agent_config = AgentConfig(
-                target=agent,
-                concurrency=agent_concurrency,
-                timeout_s=agent_timeout_s,
-                max_attempts=agent_max_attempts,
-            )
-        elif isinstance(agent, AgentConfig):
-            agent_config = agent
-        elif agent is not None:
-            agent_config = AgentConfig(
-                target=f"python:{getattr(agent, '__qualname__', 'agent')}",
-                concurrency=agent_concurrency,
-                timeout_s=agent_timeout_s,
-                max_attempts=agent_max_attempts,
-            )
-        config = RunConfig(
-            name=name,
-            mapping=dict(mapping or {}),
-            agent=agent_config,
-            judge=judge_config or JudgeConfig(),
-            store=str(getattr(store, "path", store)),
-            cache=cache,
-            scoring_concurrency=scoring_concurrency,
-            tags=dict(tags or {}),
-            data=str(data) if isinstance(data, str | Path) else None,
-        )
-        if judge_concurrency is not None:
-            config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})
-    run_store = _open_store(store)
-    session = _Session(config, run_store, reporter)
+    judge_config, judge_obj = (None, None) if judge is None else _judge_from(judge)
+    config = _assemble_config(
+        config,
+        data=data,
+        agent=agent,
+        judge_config=judge_config,
+        mapping=mapping,
+        name=name,
+        tags=tags,
+        store=store,
+        cache=cache,
+        agent_concurrency=agent_concurrency,
+        agent_timeout_s=agent_timeout_s,
+        agent_max_attempts=agent_max_attempts,
+        judge_concurrency=judge_concurrency,
+        scoring_concurrency=scoring_concurrency,
+    )
+    if judge_obj is None:
+        judge_config = config.judge
+    store = store if isinstance(store, RunStore) else config.store
 
     # Data
     if isinstance(data, Dataset):
@@ -323,6 +365,9 @@ async def aevaluate(
         raise ConfigError("no metrics: name at least one (see 'clineval metrics')")
     _check_names(built)
 
+    # Only now, with every input checked, is the store opened (a bad dataset leaves no file).
+    run_store = _open_store(store)
+    session = _Session(config, run_store, reporter)
     judge_instance = session.judge(judge_obj)
     record = _new_record(config, dataset, dataset.cases, built, judge_instance, judge_config)
     run_store.create_run(record, dataset.cases)
@@ -369,6 +414,7 @@ async def _resume(
         config.cache = cache
     # What a resumed run used is what its record says.
     record.config["judge"] = config.judge.model_dump(mode="json")
+    record.config["cache"] = config.cache
     session = _Session(config, run_store, progress)
     cases = run_store.load_cases(record.id)
     if metrics:

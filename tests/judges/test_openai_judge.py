@@ -243,3 +243,20 @@ def test_azure_missing_settings_are_named(monkeypatch: pytest.MonkeyPatch) -> No
         ConfigError, match="AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY, AZURE_OPENAI_DEPLOYMENT"
     ):
         build_judge(JudgeConfig.model_validate("azure"))
+
+
+async def test_azure_endpoint_and_deployment_from_the_spec(
+    llm_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_DEPLOYMENT", "AZURE_OPENAI_CHAT_DEPLOYMENT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-test-key")
+    llm_server.set_script({"default": {"json": GOOD}})
+    config = JudgeConfig(
+        provider="azure", model="gpt-notes", base_url=llm_server.base_url.removesuffix("/v1")
+    )
+    judge = build_judge(config)
+    assert judge is not None
+    assert (await judge.ask(MESSAGES, Verdict)).output.rating == 5
+    await judge.aclose()
+    assert llm_server.requests()[0]["path"].startswith("/openai/deployments/gpt-notes/")

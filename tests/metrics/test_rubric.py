@@ -105,3 +105,8 @@ def test_empty_criteria_is_an_error_and_sections_keep_their_order() -> None:
     assert (
         user.index("## Request") < user.index("## Reference answer") < user.index("## Response to evaluate")
     )
+
+
+def test_empty_rating_scale_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="at least two ratings"):
+        build_metric("rubric(rating_scale={})")

@@ -325,3 +325,32 @@ def test_progress_display_shows_counts(tmp_path: Path) -> None:
     text = stream.getvalue()
     assert "agent" in text and "scoring" in text and "18/18" in text and "6/6" in text
     assert "1 failed" in text and "/s" in text
+
+
+def test_keywords_override_a_run_config(tmp_path: Path) -> None:
+    from clineval.config import RunConfig
+
+    config = RunConfig(
+        name="from-file", tags={"team": "renal"}, metrics=["exact_match"], store=str(tmp_path / "a.db")
+    )
+    data = [{**c, "response": "r"} for c in CASES]
+    result = evaluate(
+        data,
+        config=config,
+        name="override",
+        tags={"change": "prompt-v2"},
+        store=tmp_path / "b.db",
+        progress=False,
+    )
+    assert result.run.name == "override" and result.run.tags == {"team": "renal", "change": "prompt-v2"}
+    assert (tmp_path / "b.db").exists() and not (tmp_path / "a.db").exists()
+    with pytest.raises(ConfigError, match="need an agent"):
+        evaluate(data, ["exact_match"], agent_concurrency=4, store=tmp_path / "c.db", progress=False)
+
+
+def test_a_bad_dataset_leaves_no_store_behind(tmp_path: Path) -> None:
+    from clineval.errors import DatasetError
+
+    with pytest.raises(DatasetError):
+        evaluate([{"id": "a", "contexts": 3}], ["exact_match"], store=tmp_path / "s.db", progress=False)
+    assert not (tmp_path / "s.db").exists()

@@ -164,7 +164,11 @@ def cli() -> None:
 @click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
 @click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
 @click.option("--resume", help="Continue an interrupted run (id, prefix or 'latest').")
-@click.option("--retry-errors", is_flag=True, help="With --resume: score error results again.")
+@click.option(
+    "--retry-errors",
+    is_flag=True,
+    help="With --resume: score unscored results again and call the agent again where it failed.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @store_option
 @friendly
@@ -336,7 +340,7 @@ def score(
     store_path: str,
 ) -> None:
     """Score a stored run's outputs with other metrics (a new run; the agent is not called)."""
-    specs = _split_metrics(metric_opts)
+    specs = [_absolute_spec(spec) for spec in _split_metrics(metric_opts)]
     result = api.rescore(
         run_ref,
         specs,

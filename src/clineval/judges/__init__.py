@@ -8,7 +8,7 @@ from clineval.judges.structured import StructuredJudge
 
 
 def __getattr__(name: str) -> object:
-    # The OpenAI-compatible backend imports the openai SDK; load it on first use only.
+    # The OpenAI-compatible backend imports the HTTP stack (aiohttp); load it on first use only.
     if name == "OpenAIBackend":
         from clineval.judges.openai_compat import OpenAIBackend
 

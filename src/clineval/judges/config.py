@@ -119,12 +119,14 @@ def build_judge(
         if base_dir is not None and not path.is_absolute():
             path = base_dir / path
         return ScriptedJudge.from_file(path)
-    # Imported here: the openai SDK takes a noticeable time to import, and offline runs never need it.
+    # Imported here: the HTTP stack takes a noticeable time to import, and offline runs never need it.
     from clineval.judges.openai_compat import OpenAIBackend, azure_settings_from_env
 
     policy = RetryPolicy(max_attempts=config.max_attempts, timeout_s=config.timeout_s)
     if config.provider == "azure":
-        env = azure_settings_from_env(deployment_given=bool(config.model))
+        env = azure_settings_from_env(
+            deployment_given=bool(config.model), endpoint_given=bool(config.base_url)
+        )
         backend = OpenAIBackend(
             model=config.model or env["deployment"],
             azure_endpoint=config.base_url or env["azure_endpoint"],

@@ -313,7 +313,9 @@ class OpenAIBackend:
             await self._session.close()
 
 
-def azure_settings_from_env(*, deployment_given: bool = False) -> dict[str, str]:
+def azure_settings_from_env(
+    *, deployment_given: bool = False, endpoint_given: bool = False
+) -> dict[str, str]:
     """Azure OpenAI endpoint, key, deployment and API version from the environment.
 
     Reads ``AZURE_OPENAI_ENDPOINT``, ``AZURE_OPENAI_API_KEY`` (or ``AZURE_OPENAI_KEY``),
@@ -335,7 +337,9 @@ def azure_settings_from_env(*, deployment_given: bool = False) -> dict[str, str]
             ("AZURE_OPENAI_API_KEY", "api_key"),
             ("AZURE_OPENAI_DEPLOYMENT", "deployment"),
         )
-        if not settings[key] and not (key == "deployment" and deployment_given)
+        if not settings[key]
+        and not (key == "deployment" and deployment_given)
+        and not (key == "azure_endpoint" and endpoint_given)
     ]
     if missing:
         raise ConfigError("the Azure OpenAI judge needs these environment variables: " + ", ".join(missing))

@@ -34,7 +34,7 @@ class Latency(BaseMetric):
 
 @metric("failure", seed="003")
 class Failure(BaseMetric):
-    """1 when the agent call raised or timed out, 0 when it returned a response."""
+    """1 when the agent call raised, timed out or returned an invalid output; 0 otherwise."""
 
     requires = ("agent_run",)
 

@@ -157,7 +157,7 @@ class Rubric(BaseMetric):
         self.criteria = dict(DEFAULT_CRITERIA if criteria is None else criteria)
         if not self.criteria:
             raise ValueError("criteria must not be empty")
-        self.scale = _scale(rating_scale or DEFAULT_SCALE)
+        self.scale = _scale(DEFAULT_SCALE if rating_scale is None else rating_scale)
         if inputs is not None:
             unknown = [f for f in inputs if f not in FIELDS]
             if unknown:

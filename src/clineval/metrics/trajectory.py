@@ -314,7 +314,7 @@ class TrajectoryRecall(_TrajectoryMetric):
 
 @metric("trajectory_single_tool_use", seed="003")
 class TrajectorySingleToolUse(BaseMetric):
-    """1 when the predicted trajectory calls the tool named by ``tool_name`` at least once."""
+    """1 when the predicted trajectory calls the tool given as tool_name at least once."""
 
     requires: tuple[str, ...] = ("trajectory",)
 
