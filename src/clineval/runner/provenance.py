@@ -43,23 +43,30 @@ def platform_name() -> str:
 
 def git_info(folder: str | Path | None = None) -> GitInfo | None:
     """The commit checked out in ``folder`` (default: the working directory), if it is a git checkout."""
-    cwd = str(folder or Path.cwd())
-
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=False
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    if not commit:
+    try:
+        done = subprocess.run(
+            ["git", "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
+            cwd=str(folder or Path.cwd()),
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
         return None
-    status = git("status", "--porcelain", "--untracked-files=no")
-    branch = git("rev-parse", "--abbrev-ref", "HEAD")
-    return GitInfo(commit=commit, dirty=bool(status), branch=branch if branch != "HEAD" else None)
+    if done.returncode != 0:
+        return None
+    commit, branch, dirty = None, None, False
+    for line in done.stdout.splitlines():
+        if line.startswith("# branch.oid "):
+            commit = line.removeprefix("# branch.oid ").strip()
+        elif line.startswith("# branch.head "):
+            branch = line.removeprefix("# branch.head ").strip()
+        elif not line.startswith("#"):
+            dirty = True
+    if not commit or commit == "(initial)":
+        return None
+    return GitInfo(commit=commit, dirty=dirty, branch=None if branch == "(detached)" else branch)
 
 
 def new_run_id(now: float | None = None) -> str:
