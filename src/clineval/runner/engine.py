@@ -2,8 +2,9 @@
 
 Cases flow one way: (agent, when there is one) → metrics → store. Agent workers and
 scoring workers run at once, so a case is scored as soon as its output is in. Every
-agent output and every result is written to the store the moment it exists; work that
-is already in the store is skipped, which is all that resuming takes.
+agent output and every result goes to the store's background writer the moment it
+exists and is committed milliseconds later; work that is already in the store is
+skipped, which is all that resuming takes.
 
 Concurrency has three bounds: agent workers (the agent's own limit), scoring workers
 (enough to keep the judge busy), and the judge backend's adaptive limiter, which is the
