@@ -153,6 +153,16 @@ def _count(db: Path, metric: str | None = None) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM results WHERE metric = ?", (metric,)).fetchone()[0])
 
 
+def _count_if_ready(db: Path) -> int:
+    """Results so far, or 0 while the store file or its tables do not exist yet."""
+    if not db.exists():
+        return 0
+    try:
+        return _count(db)
+    except sqlite3.OperationalError:
+        return 0
+
+
 def test_resume_after_sigkill_loses_and_repeats_nothing(
     tmp_path: Path, data: Path, llm_server: ScriptedServer
 ) -> None:
@@ -244,7 +254,7 @@ def test_ctrl_c_saves_work_and_resume_finishes(tmp_path: Path) -> None:
         text=True,
     )
     deadline = time.time() + 30
-    while time.time() < deadline and not (db.exists() and _count(db) >= 4):
+    while time.time() < deadline and _count_if_ready(db) < 4:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
