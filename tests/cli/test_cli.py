@@ -337,3 +337,17 @@ def test_run_records_provenance(tmp_path: Path, data: Path) -> None:
     assert run.dataset.n_cases == 30 and len(run.dataset.fingerprint) == 16
     assert run.judge == {"name": "none"} and run.python and run.platform
     assert run.config["metrics"] == [{"name": "exact_match"}]
+
+
+def test_score_rescores_a_stored_run_without_the_agent(tmp_path: Path, data: Path) -> None:
+    first = clineval("run", "--data", str(data), "--metrics", "exact_match", "--store", "r.db", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = clineval(
+        "score", "latest", "--metrics", "token_f1,rouge(rouge_type=rouge1)", "--store", "r.db", cwd=tmp_path
+    )
+    assert again.returncode == 0, again.stderr
+    assert "token_f1" in again.stdout and "rouge" in again.stdout
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        records = [json.loads(r[0]) for r in conn.execute("SELECT record FROM runs ORDER BY created_at")]
+    assert records[1]["source_run_id"] == records[0]["id"]
+    assert records[1]["metrics"] == ["token_f1", "rouge"]

@@ -89,7 +89,6 @@ def test_sync_agents_run_concurrently_and_timeouts_fail(tmp_path: Path) -> None:
             active -= 1
         return "ok"
 
-    started = time.perf_counter()
     result = evaluate(
         CASES,
         ["exact_match"],
@@ -99,8 +98,7 @@ def test_sync_agents_run_concurrently_and_timeouts_fail(tmp_path: Path) -> None:
         store=tmp_path / "s.db",
         progress=False,
     )
-    assert time.perf_counter() - started < 1.5
-    assert peak >= 4
+    assert peak >= 4  # the sync agent ran in several threads at once
     frame = result.to_pandas().set_index("case_id")
     assert frame.loc["k0", "failure"] == 1 and "timed out after 0.5 s" in frame.loc["k0", "agent_error"]
     assert frame.loc["k1", "failure"] == 0

@@ -141,12 +141,12 @@ def cli() -> None:
 @click.option("--data", "-d", help="Dataset: .jsonl, .json or .csv.")
 @click.option(
     "--metric",
+    "--metrics",
     "-m",
     "metric_opts",
     multiple=True,
     help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value), ALIAS=NAME(...).",
 )
-@click.option("--metrics", "metrics_csv", multiple=True, hidden=True)
 @click.option("--agent", "-a", help="Agent to run first: module:function or file.py:function.")
 @click.option("--judge", "-j", help="none | openai:MODEL[@BASE_URL] | azure[:DEPLOYMENT] | scripted:FILE.")
 @click.option("--map", "mapping", multiple=True, help="Column mapping COLUMN=FIELD (repeatable).")
@@ -176,7 +176,6 @@ def run(
     run_file: str | None,
     data: str | None,
     metric_opts: tuple[str, ...],
-    metrics_csv: tuple[str, ...],
     agent: str | None,
     judge: str | None,
     mapping: tuple[str, ...],
@@ -196,7 +195,7 @@ def run(
 ) -> None:
     """Run an evaluation from a RUN_FILE (YAML) and/or options, and show the results."""
     progress = None if not quiet else False
-    specs = [_absolute_spec(spec) for spec in _split_metrics([*metric_opts, *metrics_csv])]
+    specs = [_absolute_spec(spec) for spec in _split_metrics(metric_opts)]
     judge_config = _judge_option(judge)
     agent_settings: dict[str, Any] = {}
     if concurrency:
@@ -312,6 +311,7 @@ def _absolute_spec(spec: MetricSpec) -> MetricSpec:
 @click.argument("run_ref")
 @click.option(
     "--metric",
+    "--metrics",
     "-m",
     "metric_opts",
     multiple=True,
