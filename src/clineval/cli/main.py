@@ -83,6 +83,19 @@ store_option = click.option(
 )
 
 
+def metric_option(*, required: bool) -> Callable[[F], F]:
+    """The -m/--metric/--metrics option shared by `run` and `score`."""
+    return click.option(
+        "--metric",
+        "--metrics",
+        "-m",
+        "metric_opts",
+        multiple=True,
+        required=required,
+        help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value), ALIAS=NAME(...).",
+    )
+
+
 def _split_metrics(values: Sequence[str]) -> list[MetricSpec]:
     specs: list[MetricSpec] = []
     for value in values:
@@ -139,14 +152,7 @@ def cli() -> None:
 @cli.command()
 @click.argument("run_file", required=False, type=click.Path(dir_okay=False))
 @click.option("--data", "-d", help="Dataset: .jsonl, .json or .csv.")
-@click.option(
-    "--metric",
-    "--metrics",
-    "-m",
-    "metric_opts",
-    multiple=True,
-    help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value), ALIAS=NAME(...).",
-)
+@metric_option(required=False)
 @click.option("--agent", "-a", help="Agent to run first: module:function or file.py:function.")
 @click.option("--judge", "-j", help="none | openai:MODEL[@BASE_URL] | azure[:DEPLOYMENT] | scripted:FILE.")
 @click.option("--map", "mapping", multiple=True, help="Column mapping COLUMN=FIELD (repeatable).")
@@ -309,15 +315,7 @@ def _absolute_spec(spec: MetricSpec) -> MetricSpec:
 
 @cli.command()
 @click.argument("run_ref")
-@click.option(
-    "--metric",
-    "--metrics",
-    "-m",
-    "metric_opts",
-    multiple=True,
-    required=True,
-    help="Metric spec (repeatable or comma-separated).",
-)
+@metric_option(required=True)
 @click.option("--judge", "-j", help="Judge for judge-based metrics.")
 @click.option("--judge-concurrency", type=click.IntRange(1, 1024))
 @click.option("--name", help="A name for the new run.")
