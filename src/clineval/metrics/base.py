@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from clineval.errors import ConfigError, JudgeConfigurationError
 from clineval.judges.base import Judge, JudgeAnswer, JudgeError, MessagesLike, T, Usage
+from clineval.judges.primitives import Primitives
 from clineval.model import CASE_FIELDS, Case, Score
 
 #: Parameter names a function metric may use for a case field, beyond the field names
@@ -51,6 +52,10 @@ class RecordingJudge:
     def __init__(self, inner: Judge, usage: Usage):
         self._inner = inner
         self._usage = usage
+
+    @property
+    def inner(self) -> Judge:
+        return self._inner
 
     @property
     def name(self) -> str:
@@ -85,6 +90,21 @@ class ScoreContext:
         if self.judge is None:
             raise JudgeRequiredError()
         return self.judge
+
+    def primitives(self) -> Primitives:
+        """The judgement primitives of this run's judge (see :mod:`clineval.judges.primitives`).
+
+        A judge with primitives of its own (the offline judge) answers them directly; any
+        other judge answers them through the packaged prompts, with usage recorded here.
+        """
+        judge = self.require_judge()
+        inner = judge.inner if isinstance(judge, RecordingJudge) else judge
+        own = getattr(inner, "primitives", None)
+        if isinstance(own, Primitives):
+            return own
+        from clineval.judges.llm_primitives import LLMPrimitives
+
+        return LLMPrimitives(judge)
 
 
 @runtime_checkable

@@ -1,0 +1,359 @@
+"""``tbfact``: claim-level factuality in both directions (seed 000).
+
+The response and the reference are each split into atomic facts, each with a category
+and an importance. Every response fact is then checked against the reference
+(**precision**: is what the agent said supported?) and every reference fact against the
+response (**recall**: did the agent say what matters?). A check gives ``entailed``,
+``partial`` or ``not_entailed``, with a reason for the last two (``missing``,
+``incorrect``, ``ambiguous``, ``other``) and the evidence quoted from the other text.
+
+A fact earns credit 1 when entailed, 0 when not, and for ``partial`` what the policy
+says: ``strict`` 0, ``default`` 0.5, ``lenient`` 1. Precision is the mean credit of the
+response's facts, recall the mean credit of the reference's facts, F1 their harmonic
+mean. The score's value is F1 under the chosen policy; its sub-scores hold precision,
+recall and F1 under all three policies, per importance level and per category, and the
+counts of inclusions, distortions and omissions. Its details keep every fact with its
+verdict, reason, evidence and explanation.
+
+Curated facts skip extraction: a case's ``gold_facts``, or a ``reference_facts`` file
+(JSON lines ``{"id": CASE_ID, "gold_facts": [{"text", "category", "importance"}]}``, as
+written by ``clineval facts``) replace the facts taken from the reference. Facts taken
+from a reference are extracted once per run and judge, whatever the number of cases that
+share it.
+
+Judge calls per case: one extraction per text (none for curated facts) and one
+entailment call per direction, so at most four, whatever the number of facts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from clineval.errors import ConfigError
+from clineval.judges.primitives import DEFAULT_CATEGORIES, IMPORTANCE_LEVELS, Fact, Primitives, Verdict
+from clineval.metrics.base import BaseMetric, ScoreContext
+from clineval.metrics.registry import metric
+from clineval.model import Case, Score
+
+Policy = Literal["strict", "default", "lenient"]
+Direction = Literal["precision", "recall"]
+
+#: Credit a partially entailed fact earns under each policy.
+PARTIAL_CREDIT: dict[str, float] = {"strict": 0.0, "default": 0.5, "lenient": 1.0}
+POLICIES: tuple[Policy, ...] = ("strict", "default", "lenient")
+
+
+@dataclass(frozen=True)
+class FactCheck:
+    """One fact of one direction with its verdict: a row of the per-fact table."""
+
+    direction: Direction
+    id: int
+    fact: str
+    category: str
+    importance: str
+    label: str
+    reason: str | None
+    evidence: str
+    explanation: str
+
+    def credit(self, policy: str) -> float:
+        if self.label == "entailed":
+            return 1.0
+        if self.label == "partial":
+            return PARTIAL_CREDIT[policy]
+        return 0.0
+
+
+def fact_checks(direction: Direction, facts: Sequence[Fact], verdicts: Sequence[Verdict]) -> list[FactCheck]:
+    """Pair facts with their verdicts (one each, in order; anything else is a bug upstream)."""
+    if len(facts) != len(verdicts):
+        raise ValueError(f"{direction}: {len(facts)} facts but {len(verdicts)} verdicts")
+    return [
+        FactCheck(
+            direction=direction,
+            id=i,
+            fact=fact.text,
+            category=fact.category,
+            importance=fact.importance,
+            label=verdict.label,
+            reason=verdict.reason,
+            evidence=verdict.evidence,
+            explanation=verdict.explanation,
+        )
+        for i, (fact, verdict) in enumerate(zip(facts, verdicts, strict=True), start=1)
+    ]
+
+
+def mean_credit(checks: Iterable[FactCheck], policy: str) -> float | None:
+    """Mean credit of ``checks`` under ``policy``; ``None`` when there are none."""
+    credits = [c.credit(policy) for c in checks]
+    return sum(credits) / len(credits) if credits else None
+
+
+def f1_of(precision: float | None, recall: float | None) -> float | None:
+    """Harmonic mean; 0 when both are 0; ``None`` when either is undefined."""
+    if precision is None or recall is None:
+        return None
+    if precision + recall == 0:
+        return 0.0
+    return 2 * precision * recall / (precision + recall)
+
+
+def tbfact_scores(
+    precision_checks: Sequence[FactCheck],
+    recall_checks: Sequence[FactCheck],
+    *,
+    categories: Sequence[str] = DEFAULT_CATEGORIES,
+) -> dict[str, float | None]:
+    """Every TBFact figure from the two directions' per-fact tables.
+
+    Precision figures come only from ``precision_checks`` (response facts against the
+    reference) and recall figures only from ``recall_checks`` (reference facts against
+    the response). A figure with no facts behind it is ``None`` (undefined), never 0.
+    Keys: ``precision``, ``recall``, ``f1`` (default policy) and the same with
+    ``_strict`` and ``_lenient``; ``precision_high``/``recall_high`` (and medium, low)
+    under the default policy, plus ``recall_high_strict`` and ``recall_high_lenient``;
+    ``precision_cat_<category>``, ``recall_cat_<category>``, ``f1_cat_<category>``; and
+    the counts ``n_response_facts``, ``n_reference_facts``, ``inclusions`` (reference
+    facts the response entails), ``partial_inclusions``, ``omissions`` (reference facts
+    not or partly in the response because they are missing), ``distortions`` (response
+    facts the reference contradicts), ``unsupported`` (response facts the reference does
+    not mention).
+    """
+    out: dict[str, float | None] = {}
+    for policy in POLICIES:
+        suffix = "" if policy == "default" else f"_{policy}"
+        p = mean_credit(precision_checks, policy)
+        r = mean_credit(recall_checks, policy)
+        out[f"precision{suffix}"] = p
+        out[f"recall{suffix}"] = r
+        out[f"f1{suffix}"] = f1_of(p, r)
+    for level in IMPORTANCE_LEVELS:
+        pred = [c for c in precision_checks if c.importance == level]
+        ref = [c for c in recall_checks if c.importance == level]
+        out[f"precision_{level}"] = mean_credit(pred, "default")
+        out[f"recall_{level}"] = mean_credit(ref, "default")
+    high = [c for c in recall_checks if c.importance == "high"]
+    out["recall_high_strict"] = mean_credit(high, "strict")
+    out["recall_high_lenient"] = mean_credit(high, "lenient")
+    seen = list(dict.fromkeys([*categories, *(c.category for c in [*precision_checks, *recall_checks])]))
+    for category in seen:
+        p = mean_credit((c for c in precision_checks if c.category == category), "default")
+        r = mean_credit((c for c in recall_checks if c.category == category), "default")
+        if p is None and r is None:
+            continue
+        out[f"precision_cat_{category}"] = p
+        out[f"recall_cat_{category}"] = r
+        out[f"f1_cat_{category}"] = f1_of(p, r)
+    out["n_response_facts"] = float(len(precision_checks))
+    out["n_reference_facts"] = float(len(recall_checks))
+    out["inclusions"] = float(sum(c.label == "entailed" for c in recall_checks))
+    out["partial_inclusions"] = float(sum(c.label == "partial" for c in recall_checks))
+    out["omissions"] = float(sum(c.label == "not_entailed" and c.reason == "missing" for c in recall_checks))
+    out["distortions"] = float(
+        sum(c.label != "entailed" and c.reason == "incorrect" for c in precision_checks)
+    )
+    out["unsupported"] = float(
+        sum(c.label == "not_entailed" and c.reason == "missing" for c in precision_checks)
+    )
+    return out
+
+
+async def check_against(prims: Primitives, facts: Sequence[Fact], evidence: str) -> list[Verdict]:
+    """Verdicts for ``facts`` against ``evidence``, asking nobody when either is empty."""
+    if not facts:
+        return []
+    if not evidence.strip():
+        empty = Verdict(label="not_entailed", reason="missing", explanation="the other text is empty")
+        return [empty] * len(facts)
+    return await prims.check_facts([f.text for f in facts], evidence)
+
+
+def facts_as_text(facts: Sequence[Fact]) -> str:
+    """Curated facts as the text the response's facts are checked against."""
+    return "\n".join(f"- {fact.text}" for fact in facts)
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def load_reference_facts(path: str | Path) -> dict[str, list[Fact]]:
+    """Curated reference facts by case id from a JSON-lines file (see the module docstring)."""
+    file = Path(path)
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"tbfact: cannot read reference_facts file {file}: {exc.strerror}") from None
+    out: dict[str, list[Fact]] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{file}:{number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: not valid JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or "id" not in row or not isinstance(row.get("gold_facts"), list):
+            raise ConfigError(f"{where}: expected an object with 'id' and a 'gold_facts' list")
+        facts: list[Fact] = []
+        for index, item in enumerate(row["gold_facts"]):
+            data = {"text": item} if isinstance(item, str) else item
+            try:
+                facts.append(Fact.model_validate(data))
+            except Exception as exc:
+                raise ConfigError(f"{where}: gold_facts[{index}]: {exc}") from None
+        out[str(row["id"])] = facts
+    return out
+
+
+def _short(text: str, limit: int = 90) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+@metric(
+    "tbfact", description="Claim-level factuality both ways: precision, recall, F1 (seed 000)", seed="000"
+)
+class TBFact(BaseMetric):
+    """Claim-level factuality of the response against a reference (see the module docstring).
+
+    Settings: ``categories`` (list of fact categories; default seed 000's six),
+    ``policy`` (``strict``, ``default`` or ``lenient``: which F1 is the score's value),
+    ``reference_facts`` (a JSON-lines file of curated facts by case id),
+    ``use_gold_facts`` (default true: a case's ``gold_facts`` replace the reference).
+    """
+
+    name = "tbfact"
+    requires = ("response",)
+    needs_judge = True
+    description = "Claim-level factuality both ways: precision, recall, F1 (seed 000)"
+
+    def __init__(
+        self,
+        *,
+        categories: Sequence[str] | None = None,
+        policy: Policy = "default",
+        reference_facts: str | Path | Mapping[str, Sequence[Fact | Mapping[str, Any] | str]] | None = None,
+        use_gold_facts: bool = True,
+    ):
+        if policy not in PARTIAL_CREDIT:
+            raise ConfigError(f"tbfact: policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+        cats = [str(c).strip().lower() for c in (categories or DEFAULT_CATEGORIES)]
+        if not cats or any(not c for c in cats):
+            raise ConfigError("tbfact: categories must be a non-empty list of names")
+        self.categories = tuple(dict.fromkeys(cats))
+        self.policy: Policy = policy
+        self.use_gold_facts = use_gold_facts
+        self.curated: dict[str, list[Fact]] = {}
+        if isinstance(reference_facts, str | Path):
+            self.curated = load_reference_facts(reference_facts)
+        elif reference_facts is not None:
+            self.curated = {
+                str(k): [Fact.model_validate({"text": f} if isinstance(f, str) else f) for f in v]
+                for k, v in reference_facts.items()
+            }
+        self._extracted: dict[tuple[str, str], asyncio.Task[list[Fact]]] = {}
+
+    async def _reference_facts(self, prims: Primitives, text: str) -> list[Fact]:
+        """Facts of a reference text, extracted once per judge and text."""
+        key = (prims.name, text_digest(text))
+        task = self._extracted.get(key)
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
+            task = asyncio.ensure_future(prims.extract_facts(text, self.categories))
+            self._extracted[key] = task
+        return list(await asyncio.shield(task))
+
+    async def score(self, case: Case, ctx: ScoreContext) -> Score:
+        prims = ctx.primitives()
+        response = case.response or ""
+        source: str
+        if case.id in self.curated:
+            ref_facts, source = self.curated[case.id], "reference_facts file"
+        elif self.use_gold_facts and case.gold_facts:
+            ref_facts = [
+                Fact(text=g.text, category=g.category or "other", importance=g.importance or "medium")
+                for g in case.gold_facts
+            ]
+            source = "gold_facts"
+        elif case.reference is not None:
+            ref_facts, source = await self._reference_facts(prims, case.reference), "extracted from reference"
+        else:
+            return Score.failed(
+                "the case has neither 'reference' nor 'gold_facts', one of which metric 'tbfact' requires",
+                missing_fields=["reference"],
+            )
+        evidence = case.reference if case.reference is not None else facts_as_text(ref_facts)
+
+        pred_facts = await prims.extract_facts(response, self.categories) if response.strip() else []
+        if not pred_facts and not ref_facts:
+            return Score.not_applicable("neither the response nor the reference states a fact")
+        pred_verdicts, ref_verdicts = await asyncio.gather(
+            check_against(prims, pred_facts, evidence), check_against(prims, ref_facts, response)
+        )
+        precision_checks = fact_checks("precision", pred_facts, pred_verdicts)
+        recall_checks = fact_checks("recall", ref_facts, ref_verdicts)
+        figures = tbfact_scores(precision_checks, recall_checks, categories=self.categories)
+        suffix = "" if self.policy == "default" else f"_{self.policy}"
+        p, r, f1 = figures[f"precision{suffix}"], figures[f"recall{suffix}"], figures[f"f1{suffix}"]
+        notes: list[str] = []
+        if p is None:
+            notes.append("the response states no fact, so precision is undefined")
+        if r is None:
+            notes.append("the reference states no fact, so recall is undefined")
+        if f1 is None:
+            f1 = 0.0  # one side has facts and the other none: nothing is shared
+        explanation = self._explain(p, r, f1, precision_checks, recall_checks, notes)
+        return Score(
+            value=f1,
+            label=None,
+            explanation=explanation,
+            sub_scores=figures,
+            details={
+                "policy": self.policy,
+                "reference_facts_source": source,
+                "judge": prims.name,
+                "judge_kind": prims.kind,
+                "judge_settings": prims.describe(),
+                "notes": notes,
+                "facts": [asdict(c) for c in [*precision_checks, *recall_checks]],
+                "reference_digest": text_digest(evidence),
+            },
+        )
+
+    def _explain(
+        self,
+        p: float | None,
+        r: float | None,
+        f1: float,
+        precision_checks: Sequence[FactCheck],
+        recall_checks: Sequence[FactCheck],
+        notes: list[str],
+    ) -> str:
+        parts = [
+            f"precision {_fmt(p)} over {len(precision_checks)} response fact(s), "
+            f"recall {_fmt(r)} over {len(recall_checks)} reference fact(s), "
+            f"F1 {f1:.2f} ({self.policy} policy)"
+        ]
+        distortions = [c for c in precision_checks if c.label != "entailed" and c.reason == "incorrect"]
+        omissions = [c for c in recall_checks if c.label == "not_entailed" and c.reason == "missing"]
+        if distortions:
+            parts.append("contradicted: " + "; ".join(_short(c.fact) for c in distortions[:3]))
+        if omissions:
+            high = [c for c in omissions if c.importance == "high"]
+            shown = (high or omissions)[:3]
+            parts.append(
+                f"omitted{' (high importance)' if high else ''}: " + "; ".join(_short(c.fact) for c in shown)
+            )
+        parts.extend(notes)
+        return ". ".join(parts) + "."
