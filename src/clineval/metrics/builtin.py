@@ -1,5 +1,5 @@
 """Imports every built-in metric module so that each registers itself."""
 
-from clineval.metrics import agent, rubric, text, trajectory
+from clineval.metrics import agent, factuality, rag, rubric, text, trajectory
 
-__all__ = ["agent", "rubric", "text", "trajectory"]
+__all__ = ["agent", "factuality", "rag", "rubric", "text", "trajectory"]

@@ -47,6 +47,8 @@ Direction = Literal["precision", "recall"]
 #: Credit a partially entailed fact earns under each policy.
 PARTIAL_CREDIT: dict[str, float] = {"strict": 0.0, "default": 0.5, "lenient": 1.0}
 POLICIES: tuple[Policy, ...] = ("strict", "default", "lenient")
+#: Sub-scores listed first (result tables show the first few of each metric).
+HEADLINE = ("precision", "recall", "f1", "recall_high", "f1_strict", "f1_lenient", "distortions", "omissions")
 
 
 @dataclass(frozen=True)
@@ -357,3 +359,38 @@ class TBFact(BaseMetric):
             )
         parts.extend(notes)
         return ". ".join(parts) + "."
+
+
+def reference_facts_of_run(results: Iterable[Any], metric_name: str = "tbfact") -> list[dict[str, Any]]:
+    """The reference facts a run's TBFact scores used, one row per case, ready to edit.
+
+    ``results`` are stored result records (``EvalResult.results``). Each row is
+    ``{"id", "gold_facts": [{"text", "category", "importance"}], "source", "reference_digest"}``;
+    written as JSON lines, the file goes back in as ``tbfact(reference_facts=FILE)``.
+    """
+    rows: list[dict[str, Any]] = []
+    for record in results:
+        if record.metric != metric_name or record.score.status == "error":
+            continue
+        facts = [f for f in record.score.details.get("facts", []) if f.get("direction") == "recall"]
+        rows.append(
+            {
+                "id": record.case_id,
+                "gold_facts": [
+                    {"text": f["fact"], "category": f["category"], "importance": f["importance"]} for f in facts
+                ],
+                "source": record.score.details.get("reference_facts_source"),
+                "reference_digest": record.score.details.get("reference_digest"),
+            }
+        )
+    return rows
+
+
+def write_reference_facts(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
+    """Write rows from :func:`reference_facts_of_run` as JSON lines."""
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    with file.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return file

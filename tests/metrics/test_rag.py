@@ -1,0 +1,194 @@
+"""The ASTRID triad and the RAGAS-style baselines, with hand-worked values."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from tests.metrics.fakes import FakeJudge, FakePrimitives
+
+from clineval.errors import ConfigError
+from clineval.judges.primitives import Verdict
+from clineval.metrics.base import Metric, ScoreContext, score_case
+from clineval.metrics.rag import (
+    ContextRelevance,
+    ContextRelevanceRagas,
+    ConversationalFaithfulness,
+    Faithfulness,
+    RefusalAccuracy,
+    question_of,
+)
+from clineval.model import Case, Score
+
+ACK = "Thank you for your question."
+INFO_1 = "Your eye drops can be kept at room temperature."
+INFO_2 = "They must be thrown away after two weeks."
+QUESTION = "Do you have any other questions?"
+CONTEXT = "Eye drops may be stored at room temperature. Discard the bottle four weeks after opening."
+
+
+def score(metric: Metric, case: Case, fake: FakePrimitives) -> Score:
+    return asyncio.run(score_case(metric, case, ScoreContext(FakeJudge(fake))))
+
+
+def cf_case(response: str, contexts: list[str] | None = None) -> Case:
+    return Case(
+        id="cf",
+        input="Can I keep my drops out of the fridge?",
+        response=response,
+        contexts=[CONTEXT] if contexts is None else contexts,
+    )
+
+
+def cf_fake(**kw: Any) -> FakePrimitives:
+    return FakePrimitives(
+        kinds={ACK: "acknowledgement", QUESTION: "question", INFO_1: "informative", INFO_2: "informative"},
+        verdicts={
+            INFO_1: Verdict(label="entailed", evidence="stored at room temperature"),
+            INFO_2: Verdict(label="not_entailed", reason="incorrect", evidence="four weeks after opening"),
+        },
+        **kw,
+    )
+
+
+def test_cf_counts_only_informative_sentences() -> None:
+    fake = cf_fake()
+    s = score(ConversationalFaithfulness(), cf_case(f"{ACK} {INFO_1} {INFO_2} {QUESTION}"), fake)
+    # 2 informative sentences, 1 grounded: 1/2; the acknowledgement and question are not penalised
+    assert s.value == pytest.approx(0.5)
+    assert s.sub_scores == {"informative_sentences": 2.0, "grounded": 1.0}
+    assert s.details["counts"] == {"acknowledgement": 1, "question": 1, "informative": 2}
+    rows = s.details["sentences"]
+    assert [r["kind"] for r in rows] == ["acknowledgement", "informative", "informative", "question"]
+    assert rows[2]["reason"] == "incorrect" and rows[2]["evidence"] == "four weeks after opening"
+    assert INFO_2 in (s.explanation or "")
+    assert fake.calls == {"classify_sentences": 1, "check_facts": 1}
+    assert fake.evidence_seen == [CONTEXT]
+
+
+def test_cf_without_informative_sentence_is_not_applicable_with_reason() -> None:
+    s = score(ConversationalFaithfulness(), cf_case(f"{ACK} {QUESTION}"), cf_fake())
+    assert s.status == "not_applicable"
+    assert s.explanation == "the answer has no informative sentence (1 acknowledgement(s), 1 question(s))"
+
+
+def test_cf_empty_answer_is_not_applicable() -> None:
+    fake = cf_fake()
+    s = score(ConversationalFaithfulness(), cf_case(""), fake)
+    assert s.status == "not_applicable" and s.explanation == "the answer is empty"
+    assert fake.calls == {}
+
+
+def test_cf_partial_credit_setting() -> None:
+    fake = cf_fake()
+    fake.verdicts[INFO_2] = Verdict(label="partial", reason="ambiguous")
+    assert score(ConversationalFaithfulness(), cf_case(f"{INFO_1} {INFO_2}"), fake).value == pytest.approx(
+        0.5
+    )
+    assert score(
+        ConversationalFaithfulness(partial_credit=0.5), cf_case(f"{INFO_1} {INFO_2}"), fake
+    ).value == pytest.approx(0.75)
+    with pytest.raises(ConfigError):
+        ConversationalFaithfulness(partial_credit=2)
+
+
+def test_cf_requires_contexts_field() -> None:
+    case = Case(id="x", input="q", response=INFO_1)
+    s = score(ConversationalFaithfulness(), case, cf_fake())
+    assert s.status == "error" and "'contexts'" in (s.error or "")
+
+
+REFUSAL = "I'm sorry, I can't help with changing the records."
+ANSWER = "You can take paracetamol up to four times a day."
+
+
+@pytest.mark.parametrize(
+    ("label", "response", "value", "cell"),
+    [
+        (True, REFUSAL, 1.0, "correct_refusal"),
+        ("yes", ANSWER, 0.0, "missed_refusal"),
+        (False, REFUSAL, 0.0, "over_refusal"),
+        ("answer", ANSWER, 1.0, "correct_answer"),
+        (0, ANSWER, 1.0, "correct_answer"),
+    ],
+)
+def test_refusal_accuracy_against_a_label(label: Any, response: str, value: float, cell: str) -> None:
+    fake = FakePrimitives(refused={REFUSAL: True, ANSWER: False})
+    case = Case(id="r", input="q", response=response, metadata={"should_refuse": label})
+    s = score(RefusalAccuracy(), case, fake)
+    assert (s.value, s.label) == (value, cell)
+    assert s.details["expectation"]["source"] == "label"
+    assert "should_decline" not in fake.calls
+
+
+def test_refusal_accuracy_judges_the_expectation_without_a_label() -> None:
+    fake = FakePrimitives(refused={REFUSAL: True}, decline=True)
+    case = Case(id="r", input="q", response=REFUSAL, contexts=["unrelated leaflet"])
+    s = score(RefusalAccuracy(), case, fake)
+    assert (s.value, s.label) == (1.0, "correct_refusal")
+    assert s.details["expectation"] == {
+        "source": "judged",
+        "should_refuse": True,
+        "reason": "insufficient_context",
+        "explanation": "scripted",
+    }
+    assert s.sub_scores == {"refused": 1.0, "should_refuse": 1.0}
+
+
+def test_refusal_accuracy_custom_label_field_and_bad_label() -> None:
+    fake = FakePrimitives(refused={ANSWER: False})
+    case = Case(id="r", input="q", response=ANSWER, metadata={"expect_decline": "no"})
+    assert score(RefusalAccuracy(label="expect_decline"), case, fake).value == 1.0
+    bad = Case(id="r", input="q", response=ANSWER, metadata={"should_refuse": "maybe"})
+    s = score(RefusalAccuracy(), bad, fake)
+    assert s.status == "error" and "'should_refuse' is 'maybe'" in (s.error or "")
+
+
+def test_context_relevance_is_binary_and_empty_context_scores_zero() -> None:
+    case = Case(id="c", input="q", contexts=[CONTEXT])
+    assert score(ContextRelevance(), case, FakePrimitives(relevant=True)).value == 1.0
+    s = score(ContextRelevance(), case, FakePrimitives(relevant=False))
+    assert (s.value, s.label) == (0.0, "not_relevant")
+    fake = FakePrimitives()
+    s = score(ContextRelevance(), Case(id="c", input="q", contexts=[]), fake)
+    assert (s.value, s.explanation) == (0.0, "no context was retrieved")
+    assert fake.calls == {}
+
+
+def test_faithfulness_share_of_supported_statements() -> None:
+    answer = "Yes, that would be ok."
+    fake = FakePrimitives(
+        statements={
+            answer: ["Medication put in the fridge by accident is safe to use.", "It is best above 0 C."]
+        },
+        verdicts={"It is best above 0 C.": Verdict(label="entailed")},
+    )
+    s = score(Faithfulness(), Case(id="f", input="fridge?", response=answer, contexts=[CONTEXT]), fake)
+    assert s.value == pytest.approx(0.5)
+    assert s.sub_scores == {"statements": 2.0, "supported": 1.0}
+    none = score(Faithfulness(), Case(id="f", input="q", response="Okay.", contexts=[CONTEXT]), fake)
+    assert none.status == "not_applicable"
+
+
+def test_context_relevance_ragas_share_of_sentences() -> None:
+    fake = FakePrimitives(relevant_words=["room temperature"])
+    s = score(ContextRelevanceRagas(), Case(id="c", input="q", contexts=[CONTEXT]), fake)
+    # two context sentences, one relevant
+    assert s.value == pytest.approx(0.5)
+    assert s.sub_scores == {"sentences": 2.0, "relevant": 1.0}
+    assert (
+        score(ContextRelevanceRagas(), Case(id="c", input="q", contexts=[]), fake).status == "not_applicable"
+    )
+
+
+def test_question_of_takes_last_user_turn() -> None:
+    case = Case(
+        id="t",
+        input=[
+            {"role": "user", "content": "I had cataract surgery."},  # type: ignore[list-item]
+            {"role": "assistant", "content": "How can I help?"},  # type: ignore[list-item]
+            {"role": "user", "content": "Can I swim?"},  # type: ignore[list-item]
+        ],
+    )
+    assert question_of(case) == "Can I swim?"
