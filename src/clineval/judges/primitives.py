@@ -26,7 +26,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 EntailmentLabel = Literal["entailed", "partial", "not_entailed"]
-"""``partial``: some of the fact is supported and the rest is absent, vague or wrong."""
+"""``partial``: part of the fact is supported and the rest is absent or vague. A fact the
+other text contradicts in any part is ``not_entailed`` with reason ``incorrect``."""
 
 MismatchReason = Literal["missing", "incorrect", "ambiguous", "other"]
 """Why a fact is not (fully) entailed: ``missing`` (the other text does not say it),
