@@ -30,6 +30,8 @@ def test_spec_strings() -> None:
 
 def test_environment_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLINEVAL_JUDGE", raising=False)
+    assert default_judge_config().provider == "offline"
+    monkeypatch.setenv("CLINEVAL_JUDGE", "none")
     assert default_judge_config().provider == "none"
     monkeypatch.setenv("CLINEVAL_JUDGE", "openai:gpt-4o-mini")
     assert default_judge_config().model == "gpt-4o-mini"

@@ -7,80 +7,28 @@ Ctrl-C exits with 130 after saving what finished. Any traceback is a bug.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Sequence
-from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
 from pydantic import ValidationError
-from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from clineval import api
+from clineval.cli.common import _require_store, err, friendly, out, store_option
 from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, describe_validation_error, load_run_config
-from clineval.errors import ClinevalError, ConfigError, RunInterrupted
+from clineval.errors import ConfigError
 from clineval.judges.config import JudgeConfig
 from clineval.metrics.registry import MetricSpec, catalogue, parse_metric_spec
 from clineval.results import render
 from clineval.results.export import export_run
 from clineval.results.result import EvalResult
-from clineval.store.sqlite import DEFAULT_STORE, RunStore
+from clineval.store.sqlite import RunStore
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _console(stderr: bool = False) -> Console:
-    stream = sys.stderr if stderr else sys.stdout
-    # Piped output gets a wider page than rich's 80 columns, so tables keep their ids whole.
-    wide = not stream.isatty() and "COLUMNS" not in os.environ
-    return Console(stderr=stderr, width=140 if wide else None)
-
-
-out = _console()
-err = _console(stderr=True)
-
-
-def friendly(fn: F) -> F:
-    """Print user errors as one line instead of a traceback."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ClinevalError as exc:
-            err.print(Text.assemble(("error: ", "bold red"), str(exc)), highlight=False, soft_wrap=True)
-            sys.exit(2)
-        except RunInterrupted as exc:
-            err.print(
-                Text.assemble(
-                    ("interrupted", "yellow"),
-                    ": everything finished so far is saved; continue with: ",
-                    exc.resume_hint,
-                ),
-                highlight=False,
-                soft_wrap=True,
-            )
-            sys.exit(130)
-        except KeyboardInterrupt:
-            err.print("[yellow]interrupted[/]")
-            sys.exit(130)
-
-    return wrapper  # type: ignore[return-value]
-
-
-store_option = click.option(
-    "--store",
-    "store_path",
-    default=DEFAULT_STORE,
-    show_default=True,
-    envvar="CLINEVAL_STORE",
-    help="SQLite run store (env CLINEVAL_STORE).",
-)
 
 
 def metric_option(*, required: bool) -> Callable[[F], F]:
@@ -139,8 +87,8 @@ def _pairs(values: Sequence[str], what: str) -> dict[str, str]:
     return out_map
 
 
-def _show(result: EvalResult, by: str | None, cases: bool) -> None:
-    render.print_result(result, out, by=by, cases=cases)
+def _show(result: EvalResult, by: str | None, cases: bool, all_sub_scores: bool = False) -> None:
+    render.print_result(result, out, by=by, cases=cases, all_sub_scores=all_sub_scores)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -154,7 +102,11 @@ def cli() -> None:
 @click.option("--data", "-d", help="Dataset: .jsonl, .json or .csv.")
 @metric_option(required=False)
 @click.option("--agent", "-a", help="Agent to run first: module:function or file.py:function.")
-@click.option("--judge", "-j", help="none | openai:MODEL[@BASE_URL] | azure[:DEPLOYMENT] | scripted:FILE.")
+@click.option(
+    "--judge",
+    "-j",
+    help="offline (default) | none | openai:MODEL[@BASE_URL] | azure[:DEPLOYMENT] | scripted:FILE.",
+)
 @click.option("--map", "mapping", multiple=True, help="Column mapping COLUMN=FIELD (repeatable).")
 @click.option("--name", help="A name for the run.")
 @click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
@@ -374,9 +326,10 @@ def runs(limit: int, store_path: str) -> None:
 @click.argument("run_ref", default="latest")
 @click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
 @click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
+@click.option("--all-sub-scores", is_flag=True, help="Show every sub-score row, not only the first few.")
 @store_option
 @friendly
-def show(run_ref: str, group_by: str | None, show_cases: bool, store_path: str) -> None:
+def show(run_ref: str, group_by: str | None, show_cases: bool, all_sub_scores: bool, store_path: str) -> None:
     """Show a stored run: provenance, aggregates, unscored reasons (RUN_REF: id, prefix, 'latest')."""
     _require_store(store_path)
     result = api.load_run(run_ref, store=store_path)
@@ -394,7 +347,7 @@ def show(run_ref: str, group_by: str | None, show_cases: bool, store_path: str) 
         details.add_row("rescored from", run_.source_run_id)
     details.add_row("clineval", f"{run_.clineval_version}, Python {run_.python}, {run_.platform}")
     out.print(details)
-    _show(result, group_by, show_cases)
+    _show(result, group_by, show_cases, all_sub_scores)
 
 
 @cli.command(name="export")
@@ -448,9 +401,16 @@ def metrics_cmd() -> None:
     out.print("Settings: NAME(key=value, ...); your own metrics: 'package.module:Name' or 'file.py:name'.")
 
 
-def _require_store(store_path: str) -> None:
-    if not Path(store_path).exists():
-        raise ConfigError(f"no run store at {store_path}; run 'clineval run' first or pass --store")
+def _register_commands() -> None:
+    """Commands defined in their own modules."""
+    from clineval.cli.agreement import agreement_command
+    from clineval.cli.facts import facts_command
+
+    cli.add_command(facts_command)
+    cli.add_command(agreement_command)
+
+
+_register_commands()
 
 
 def main() -> None:

@@ -23,6 +23,31 @@ def _when(stamp: float | None) -> str:
     return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
 
 
+#: Sub-score rows shown per metric in the results table; the rest are counted in a note
+#: (every sub-score stays in the store, ``clineval show --all-sub-scores`` and exports).
+SUB_SCORE_ROWS = 8
+
+
+def limit_sub_scores(
+    aggregates: Sequence[MetricAggregate], limit: int | None = SUB_SCORE_ROWS
+) -> tuple[list[MetricAggregate], int]:
+    """The aggregates with at most ``limit`` sub-score rows per metric, and how many were left out."""
+    if limit is None:
+        return list(aggregates), 0
+    kept: list[MetricAggregate] = []
+    shown: dict[tuple[str, str | None], int] = {}
+    hidden = 0
+    for agg in aggregates:
+        if "." in agg.metric:
+            key = (agg.metric.split(".", 1)[0], agg.group)
+            if shown.get(key, 0) >= limit:
+                hidden += 1
+                continue
+            shown[key] = shown.get(key, 0) + 1
+        kept.append(agg)
+    return kept, hidden
+
+
 def aggregates_table(
     aggregates: Sequence[MetricAggregate], *, title: str | None = None, by: str | None = None
 ) -> Table:
@@ -46,6 +71,15 @@ def aggregates_table(
     return table
 
 
+def judge_notice(run: RunRecord) -> str | None:
+    """What every run scored by the offline judge must say about it."""
+    if (run.judge or {}).get("name") != "offline":
+        return None
+    from clineval.judges.offline import OFFLINE_NOTICE
+
+    return OFFLINE_NOTICE
+
+
 def run_header(run: RunRecord, store_path: str | None = None) -> str:
     parts = [f"[bold]run[/] {run.id}"]
     if run.name:
@@ -57,10 +91,20 @@ def run_header(run: RunRecord, store_path: str | None = None) -> str:
     return " · ".join(parts)
 
 
-def print_result(result: EvalResult, console: Console, *, by: str | None = None, cases: bool = False) -> None:
+def print_result(
+    result: EvalResult,
+    console: Console,
+    *,
+    by: str | None = None,
+    cases: bool = False,
+    all_sub_scores: bool = False,
+) -> None:
     """The run header, the aggregate table, unscored reasons and where the data is."""
     run = result.run
     console.print(run_header(run))
+    notice = judge_notice(run)
+    if notice:
+        console.print(f"[dim]{notice}[/]", highlight=False)
     if run.dataset.metadata_columns:
         console.print(
             f"[dim]columns kept as metadata (not case fields): {', '.join(run.dataset.metadata_columns)}[/]",
@@ -68,7 +112,13 @@ def print_result(result: EvalResult, console: Console, *, by: str | None = None,
         )
     if cases:
         console.print(cases_table(result))
-    console.print(aggregates_table(result.aggregate(), title="Results"))
+    rows, hidden = limit_sub_scores(result.aggregate(), None if all_sub_scores else SUB_SCORE_ROWS)
+    console.print(aggregates_table(rows, title="Results"))
+    if hidden:
+        console.print(
+            f"[dim]{hidden} more sub-score row(s) not shown: clineval show {run.id} --all-sub-scores[/]",
+            highlight=False,
+        )
     if by:
         grouped = [a for a in result.aggregate(by) if "." not in a.metric]
         console.print(aggregates_table(grouped, title=f"By {by}", by=by))

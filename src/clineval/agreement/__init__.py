@@ -1,0 +1,68 @@
+"""Meta-evaluation: how well a metric's scores agree with human labels.
+
+>>> from clineval import load_run
+>>> from clineval.agreement import agreement_for_run, print_report
+>>> report = agreement_for_run(load_run("latest"), "factuality", "labels.csv", kind="binary")
+>>> report.value("roc_auc"), report.get("cohen_kappa").ci_low
+>>> print_report(report)
+
+:func:`agreement` works on two paired sequences; the statistics (:func:`cohen_kappa`,
+:func:`fleiss_kappa`, :func:`roc_auc`, ...) work on arrays and return an
+:class:`Estimate` (``value`` is ``None`` with a ``note`` when undefined).
+"""
+
+from clineval.agreement.join import agreement_for_run, read_labels
+from clineval.agreement.render import print_report, report_renderable
+from clineval.agreement.report import (
+    KINDS,
+    AgreementError,
+    AgreementReport,
+    JoinSummary,
+    Kind,
+    StatisticResult,
+    agreement,
+    infer_kind,
+)
+from clineval.agreement.stats import (
+    Estimate,
+    Interval,
+    accuracy,
+    bootstrap_ci,
+    cohen_kappa,
+    f1,
+    fleiss_kappa,
+    kendall,
+    pearson,
+    resample_indices,
+    roc_auc,
+    spearman,
+    within_one_accuracy,
+)
+
+__all__ = [
+    "KINDS",
+    "AgreementError",
+    "AgreementReport",
+    "Estimate",
+    "Interval",
+    "JoinSummary",
+    "Kind",
+    "StatisticResult",
+    "accuracy",
+    "agreement",
+    "agreement_for_run",
+    "bootstrap_ci",
+    "cohen_kappa",
+    "f1",
+    "fleiss_kappa",
+    "infer_kind",
+    "kendall",
+    "pearson",
+    "print_report",
+    "read_labels",
+    "report_renderable",
+    "resample_indices",
+    "roc_auc",
+    "spearman",
+    "within_one_accuracy",
+]

@@ -1,0 +1,121 @@
+"""``clineval agreement``: how well a stored run's metric agrees with human labels.
+
+Meta-evaluation: a metric is only as good as its agreement with clinicians. This command
+joins a run's scores of one metric to a file of human labels by case id and prints the
+statistics that fit the kind of label (see docs/agreement.md), each with a 95 % bootstrap
+interval. The statistics themselves live in :mod:`clineval.agreement` (imported when the
+command runs, so that ``clineval --help`` stays fast).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import click
+
+from clineval.cli.common import _require_store, err, friendly, out, store_option
+from clineval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from clineval.agreement import Kind
+
+KIND_CHOICES = ("binary", "ordinal", "nominal", "continuous")
+
+
+def _order(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    labels = [part.strip() for part in value.split(",") if part.strip()]
+    if len(labels) < 2:
+        raise ConfigError(f"--order {value!r}: give at least two labels, lowest first, e.g. low,medium,high")
+    return labels
+
+
+@click.command(name="agreement")
+@click.argument("run_ref")
+@click.option("--metric", "-m", required=True, help="The run's metric to compare with the labels.")
+@click.option(
+    "--labels",
+    "-l",
+    "labels_path",
+    required=True,
+    type=click.Path(dir_okay=True),
+    help="Human labels: .csv, .tsv, .jsonl or .json, one row per case.",
+)
+@click.option("--id-column", default="id", show_default=True, help="Labels column holding the case id.")
+@click.option("--label-column", default="label", show_default=True, help="Labels column holding the label.")
+@click.option(
+    "--score",
+    default="value",
+    show_default=True,
+    help="What of the metric to compare: value, a sub-score name, or label.",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(KIND_CHOICES),
+    help="Kind of the human labels (default: inferred from them).",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    help="Binary: a metric score at or above this predicts the positive class (default 0.5 for [0, 1]).",
+)
+@click.option("--order", help="Label order, lowest first, comma-separated: low,medium,high.")
+@click.option(
+    "--positive", help="Binary: the positive label (default 1, true, yes, ... or the last of --order)."
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Also write the report as JSON to this file ('-': JSON on standard output only).",
+)
+@store_option
+@friendly
+def agreement_command(
+    run_ref: str,
+    metric: str,
+    labels_path: str,
+    id_column: str,
+    label_column: str,
+    score: str,
+    kind: str | None,
+    threshold: float | None,
+    order: str | None,
+    positive: str | None,
+    json_path: str | None,
+    store_path: str,
+) -> None:
+    """Agreement of a run's METRIC with human labels (kappa, AUC, correlations, with 95% CIs).
+
+    RUN_REF: a run id, a unique prefix, 'latest' or 'latest~N'.
+    """
+    from clineval import api
+    from clineval.agreement import agreement_for_run, report_renderable
+
+    _require_store(store_path)
+    result = api.load_run(run_ref, store=store_path)
+    report = agreement_for_run(
+        result,
+        metric,
+        labels_path,
+        id_column=id_column,
+        label_column=label_column,
+        score=score,
+        kind=cast("Kind | None", kind),  # click.Choice(KIND_CHOICES)
+        threshold=threshold,
+        label_order=_order(order),
+        positive=positive,
+    )
+    text = report.model_dump_json(indent=2)
+    if json_path == "-":
+        click.echo(text)
+        return
+    out.print(report_renderable(report))
+    if json_path:
+        try:
+            Path(json_path).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--json {json_path}: cannot write ({exc.strerror or exc})") from None
+        err.print(f"wrote {json_path}", highlight=False)

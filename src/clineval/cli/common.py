@@ -1,0 +1,75 @@
+"""What every command shares: the consoles, the user-error wrapper and the store option."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from clineval.errors import ClinevalError, ConfigError, RunInterrupted
+from clineval.store.sqlite import DEFAULT_STORE
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _console(stderr: bool = False) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    # Piped output gets a wider page than rich's 80 columns, so tables keep their ids whole.
+    wide = not stream.isatty() and "COLUMNS" not in os.environ
+    return Console(stderr=stderr, width=140 if wide else None)
+
+
+out = _console()
+err = _console(stderr=True)
+
+
+def friendly(fn: F) -> F:
+    """Print user errors as one line instead of a traceback."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ClinevalError as exc:
+            err.print(Text.assemble(("error: ", "bold red"), str(exc)), highlight=False, soft_wrap=True)
+            sys.exit(2)
+        except RunInterrupted as exc:
+            err.print(
+                Text.assemble(
+                    ("interrupted", "yellow"),
+                    ": everything finished so far is saved; continue with: ",
+                    exc.resume_hint,
+                ),
+                highlight=False,
+                soft_wrap=True,
+            )
+            sys.exit(130)
+        except KeyboardInterrupt:
+            err.print("[yellow]interrupted[/]")
+            sys.exit(130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+store_option = click.option(
+    "--store",
+    "store_path",
+    default=DEFAULT_STORE,
+    show_default=True,
+    envvar="CLINEVAL_STORE",
+    help="SQLite run store (env CLINEVAL_STORE).",
+)
+
+
+def _require_store(store_path: str) -> None:
+    if not Path(store_path).exists():
+        raise ConfigError(f"no run store at {store_path}; run 'clineval run' first or pass --store")
+
+
