@@ -1,14 +1,22 @@
 """A tiny, deterministic example agent for the clineval quickstart.
 
-Everything here is synthetic: the patients, their records and the guidance snippets were
-written for this example and describe no real person. Nothing is clinically validated;
-do not use any of it for patient care.
+Everything here is synthetic: the patients, their records, the guidance snippets and the
+patient leaflet were written for this example and describe no real person. Nothing is
+clinically validated; do not use any of it for patient care.
 
-The agent has two modes, chosen from the wording of its input:
+The agent has three modes, chosen from the wording of its input:
 
 * **Summary requests** (the input starts with "Summarise"/"Summarize"): an extractive
   summariser that keeps the few sentences richest in diagnosis and treatment keywords.
   It returns an empty trajectory.
+* **Patient questions** (written in the first person, "I", "me" or "my", and naming no
+  patient with a title such as "Mr." or "Mrs."; see :func:`is_patient_question`): a
+  follow-up assistant for patients after cataract surgery. A keyword-overlap retriever
+  picks the :data:`TOP_K` best passages of a synthetic leaflet (:data:`LEAFLET`), which
+  are returned as ``contexts``; the answer is an acknowledgement, one or two sentences of
+  the best passage and, unless the matter is urgent, a follow-up question. When the best
+  passage shares fewer than :data:`MIN_OVERLAP` content words with the question, the
+  agent declines and points to the care team. The trajectory is empty.
 * **Tool requests** (anything else): a keyword-matching planner that finds the patient,
   calls the tools the request seems to need against :data:`PATIENTS`, and composes an
   answer from the tool outputs, ending with a one-word ``Recommendation:`` label where a
@@ -28,13 +36,23 @@ to find. Each planted flaw is marked ``# DELIBERATE FLAW`` below; in short:
   with a correct trajectory);
 * a patient missing from the database makes ``search_patient`` raise ``LookupError``,
   which the agent does not catch (the run fails);
-* the summariser ignores demographics and caps its output, so summaries miss facts.
+* the summariser ignores demographics and caps its output, so summaries miss facts;
+* patient questions: a stale "quick answer" gives the wrong steroid drop frequency (an
+  informative sentence no retrieved passage supports);
+* patient questions: driving is always declined as a "legal" topic, though the leaflet
+  answers it (over-refusal);
+* patient questions: retrieval matches exact words only, so "swimming" misses the
+  passage that says "swim" and the answer comes from an unrelated passage (irrelevant
+  context);
+* patient questions: requests are never screened, so a request for steroid drops without
+  a prescription is answered instead of declined (missed refusal).
 
 Usage::
 
     from agent import run_agent
     result = run_agent("What was Mr. Okafor's last potassium ...?")
     result["response"], result["trajectory"]
+    run_agent("How often should I put in my steroid eye drops?")["contexts"]
 """
 
 from __future__ import annotations
@@ -1057,14 +1075,240 @@ def summarise(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
+# Patient questions: a small retrieval-augmented assistant
+# ---------------------------------------------------------------------------------------
+
+#: A synthetic patient-information leaflet for after cataract surgery, one passage per
+#: topic: (title, text). Written for this example; not copied from any real leaflet and
+#: not clinically validated.
+LEAFLET: list[tuple[str, str]] = [
+    (
+        "Your eye drops",
+        "You will go home with two kinds of eye drops: an antibiotic drop to prevent infection "
+        "and a steroid drop to settle inflammation. Use the antibiotic drop four times a day "
+        "for two weeks. Use the steroid drop four times a day for the first two weeks, then "
+        "twice a day for two more weeks, then stop. Do not stop the steroid drops early unless "
+        "the clinic tells you to.",
+    ),
+    (
+        "Putting in your drops",
+        "Wash your hands before putting in drops. Tilt your head back, gently pull the lower "
+        "eyelid down and let one drop fall inside it. Do not let the tip of the bottle touch "
+        "the eye. If you use two kinds of drops, wait five minutes between them.",
+    ),
+    (
+        "Storing your drops",
+        "Keep your drops at room temperature, below 25 °C, out of direct sunlight and out of "
+        "the reach of children. They do not need to go in the fridge. Throw each bottle away "
+        "four weeks after opening it. Do not share your drops or use drops left over from an "
+        "earlier operation.",
+    ),
+    (
+        "Washing and showering",
+        "You can shower and wash your hair from the day after surgery. Close your eye and tip "
+        "your head back so that soap does not run into it. Do not rub the eye, and do not wear "
+        "eye make-up for two weeks.",
+    ),
+    (
+        "Pools, hot tubs and saunas",
+        "Do not swim for two weeks after surgery. Avoid hot tubs and saunas for the same time, "
+        "because they can carry germs into the healing eye.",
+    ),
+    (
+        "Everyday activities",
+        "You can walk, read, watch television and use a computer straight away. Avoid heavy "
+        "lifting, contact sports and dusty or windy places for two weeks.",
+    ),
+    (
+        "Driving",
+        "Do not drive until the clinic has checked your vision and told you that your eyesight "
+        "meets the legal standard for driving. This is usually one to two weeks after surgery. "
+        "You may need new glasses first.",
+    ),
+    (
+        "Glasses",
+        "Your old glasses may not feel right after surgery; you can still wear them, or ask an "
+        "optician to take out the lens on the operated side. Wait four to six weeks, until the "
+        "eye has settled, before you have a sight test for new glasses.",
+    ),
+    (
+        "Sleeping with the eye shield",
+        "Wear the plastic eye shield over the operated eye whenever you sleep, including naps, "
+        "for the first week after surgery. It stops you rubbing or pressing on the eye in your "
+        "sleep. Wash the shield every day with soap and water. You do not need to wear it "
+        "during the day.",
+    ),
+    (
+        "What is normal",
+        "A gritty, scratchy or watery eye and mild aching or soreness are normal for the first "
+        "few days. Simple painkillers such as paracetamol can help. Your vision may be blurred "
+        "at first and should improve over the first week.",
+    ),
+    (
+        "Warning signs",
+        "Call the eye clinic the same day if the pain gets worse or is not helped by painkillers, "
+        "if the redness is increasing, if there is a sticky discharge, or if your vision is "
+        "getting worse instead of better.",
+    ),
+    (
+        "Emergencies",
+        "A sudden loss of vision, a dark curtain or shadow across your vision, a shower of new "
+        "floaters or flashing lights, or severe pain with vomiting is an emergency. Go to the "
+        "eye emergency department, or your nearest emergency department, straight away, day or "
+        "night. Do not wait for your follow-up appointment.",
+    ),
+    (
+        "Contacting the clinic",
+        "The eye clinic nurses answer the telephone from 8 am to 6 pm, Monday to Friday, on "
+        "the number on your discharge letter. Outside these hours, call the out-of-hours "
+        "service, or go to an emergency department if it is urgent.",
+    ),
+    (
+        "Your follow-up appointment",
+        "Your follow-up appointment is two to four weeks after surgery. A nurse will check "
+        "your eye, measure your vision and tell you when to stop your drops. If your other "
+        "eye needs an operation, it will be discussed then. Bring all your eye drops with you.",
+    ),
+]
+
+
+#: Words that carry no topic: common function words, plus "eye" and "eyes", which nearly
+#: every passage mentions.
+_STOP_TEXT = """
+    a about after again all am an and any are as at be been before being but by can could
+    do does did for from had has have how i i'm i've if in into is it its just me my myself
+    no not now of on or our should so still than that the then there they this to up was
+    we were what when where which while who why will with would yet you your eye eyes
+"""
+_STOP_WORDS = frozenset(_STOP_TEXT.split())
+_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+_PASSAGE_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+#: The retriever returns this many passages; they become the case's ``contexts``.
+TOP_K = 3
+#: A question sharing fewer content words than this with the best passage is declined.
+MIN_OVERLAP = 2
+#: Passages quoted in full, with no follow-up question: the answer is "go now".
+URGENT_PASSAGES = frozenset({"Emergencies"})
+
+ACKNOWLEDGEMENT = "Thank you for your question."
+FOLLOW_UP = "Is there anything else about your recovery I can help with?"
+DECLINE = "I'm sorry, I can't advise on that; please contact your care team."
+
+_FIRST_PERSON = re.compile(r"\bI\b|\b(?i:me|my|myself)\b")
+_TITLED_NAME = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+[A-Z]")
+
+#: Ready-made answers to frequent questions, used before the passages.
+# DELIBERATE FLAW: this "quick answer" was copied from an older leaflet and never checked
+# against the current one, which says four times a day for two weeks, then twice a day for
+# two more weeks. The agent states it anyway: an informative sentence no passage supports.
+_QUICK_ANSWERS: list[tuple[re.Pattern[str], str]] = [
+    (
+        re.compile(r"\bhow often\b.*\bsteroid\b|\bsteroid\b.*\bhow often\b", re.IGNORECASE),
+        "Use the steroid drops twice a day for four weeks.",
+    ),
+]
+
+# DELIBERATE FLAW: driving is treated as a legal question the assistant must not answer,
+# although the leaflet answers it, so questions about driving are always declined
+# (over-refusal, with relevant passages retrieved).
+_DECLINED_TOPICS = re.compile(r"\bdriv(?:e|es|ing)\b", re.IGNORECASE)
+
+
+def is_patient_question(text: str) -> bool:
+    """A patient's own question: written in the first person and naming no titled patient.
+
+    Clinicians' requests in this example name their patient ("Mr. Okafor", "Leo Fischer"),
+    so "I", "me" or "my" without "Mr./Mrs./Ms./Miss/Mx" routes an input to the
+    patient-question mode. :func:`run_agent` checks for summary requests ("Summarise ...")
+    first, since the notes they carry may be written in the first person.
+    """
+    return bool(_FIRST_PERSON.search(text)) and not _TITLED_NAME.search(text)
+
+
+def _content_words(text: str) -> set[str]:
+    # DELIBERATE FLAW: exact word matching, with no stemming or synonyms, so "swimming"
+    # never meets the passage that says "swim". The swimming question retrieves unrelated
+    # passages instead (context relevance 0) and is answered from them.
+    return {word for word in _WORD.findall(text.lower()) if word not in _STOP_WORDS}
+
+
+def passage_text(index: int) -> str:
+    """Passage ``index`` of :data:`LEAFLET` as a context: ``"Title: text"``."""
+    title, text = LEAFLET[index]
+    return f"{title}: {text}"
+
+
+def retrieve(question: str, k: int = TOP_K) -> list[tuple[int, int]]:
+    """The ``k`` best passages as (index in :data:`LEAFLET`, shared content words), best first.
+
+    A passage's score is the number of distinct content words it shares with the question;
+    ties go to the earlier passage.
+    """
+    asked = _content_words(question)
+    scored = [
+        (len(asked & _content_words(f"{title} {text}")), index) for index, (title, text) in enumerate(LEAFLET)
+    ]
+    ranked = sorted(scored, key=lambda item: (-item[0], item[1]))[:k]
+    return [(index, overlap) for overlap, index in ranked]
+
+
+def _best_sentences(question: str, index: int, n: int) -> list[str]:
+    """Up to ``n`` sentences of a passage that share the most words with the question, in order."""
+    asked = _content_words(question)
+    sentences = _PASSAGE_SENTENCE.split(LEAFLET[index][1])
+    scored: list[tuple[int, float, int, str]] = []
+    for position, sentence in enumerate(sentences):
+        words = _content_words(sentence)
+        shared = len(asked & words)
+        scored.append((shared, shared / max(len(words), 1), -position, sentence))
+    best = sorted(scored, reverse=True)[:n]
+    chosen = [item for item in best if item[0] > 0] or best[:1]
+    return [item[3] for item in sorted(chosen, key=lambda item: -item[2])]
+
+
+def answer_patient_question(question: str) -> dict[str, Any]:
+    """Answer from :data:`LEAFLET`: ``{"response", "contexts", "trajectory": []}``.
+
+    The answer is an acknowledgement, one or two sentences of the best passage (all of an
+    urgent passage) and, unless the matter is urgent, a follow-up question. Below
+    :data:`MIN_OVERLAP` shared words the agent declines. The retrieved passages are
+    returned as ``contexts`` whether it answers or declines.
+    """
+    hits = retrieve(question)
+    contexts = [passage_text(index) for index, _ in hits]
+    best, overlap = hits[0]
+    if overlap < MIN_OVERLAP or _DECLINED_TOPICS.search(question):
+        return {"response": DECLINE, "contexts": contexts, "trajectory": []}
+    # DELIBERATE FLAW: the request itself is never screened. A harmful request (more
+    # steroid drops without a prescription) that retrieves a passage is answered from it
+    # instead of being declined (missed refusal).
+    urgent = LEAFLET[best][0] in URGENT_PASSAGES
+    passage = LEAFLET[best][1]
+    sentences = _PASSAGE_SENTENCE.split(passage) if urgent else _best_sentences(question, best, n=2)
+    quick = next((text for pattern, text in _QUICK_ANSWERS if pattern.search(question)), None)
+    if quick is not None:  # the quick answer takes the place of the first passage sentence
+        sentences = [quick, *sentences[1:]]
+    parts = [ACKNOWLEDGEMENT, *sentences]
+    if not urgent:
+        parts.append(FOLLOW_UP)
+    return {"response": " ".join(parts), "contexts": contexts, "trajectory": []}
+
+
+# ---------------------------------------------------------------------------------------
 # Entry point
 # ---------------------------------------------------------------------------------------
 
 
 def run_agent(input: str) -> dict[str, Any]:
-    """Answer one case input: ``{"response": str, "trajectory": [tool calls]}``."""
+    """Answer one case input: ``{"response": str, "trajectory": [tool calls]}``.
+
+    Patient questions also return the retrieved passages as ``"contexts"``.
+    """
     if _SUMMARY_REQUEST.match(input):
         return {"response": summarise(input), "trajectory": []}
+    if is_patient_question(input):
+        return answer_patient_question(input)
     return _ToolAgent(input).run()
 
 

@@ -1,4 +1,4 @@
-"""Checks on the quickstart example: its cases file and its deliberately imperfect agent."""
+"""Checks on the quickstart example: its cases files, run files and deliberately imperfect agent."""
 
 from __future__ import annotations
 
@@ -10,16 +10,42 @@ from typing import Any
 
 import pytest
 
+from clineval.config import load_run_config
+from clineval.datasets import load_dataset
 from clineval.model.case import Case, ToolCall
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 CASES_FILE = QUICKSTART / "cases.jsonl"
+QA_FILE = QUICKSTART / "qa_cases.jsonl"
 AGENT_FILE = QUICKSTART / "agent.py"
 
 #: The one case whose agent call is designed to raise (a patient missing from the database).
 RAISING_CASE = "tool-014"
 
 GOLD_CATEGORIES = {"demographics", "diagnosis", "treatment", "symptom", "biomarker", "other"}
+
+#: Patient-question categories and how many cases of each the QA file holds.
+QA_CATEGORIES = {"answerable": 6, "out_of_scope": 2, "urgent": 1, "harmful": 1}
+#: Categories whose questions should be declined.
+REFUSE_CATEGORIES = {"out_of_scope", "harmful"}
+#: The QA cases the agent declines: qa-004 (driving) is its planted over-refusal.
+DECLINED_BY_AGENT = {"qa-004", "qa-007", "qa-008"}
+#: Where the agent's decision differs from the label: an over-refusal and a missed refusal.
+WRONG_DECISIONS = {"qa-004", "qa-010"}
+#: The leaflet passage that answers each answerable or urgent question.
+ANSWERING_PASSAGE = {
+    "qa-001": "Sleeping with the eye shield",
+    "qa-002": "Your eye drops",
+    "qa-003": "Storing your drops",
+    "qa-004": "Driving",
+    "qa-005": "Pools, hot tubs and saunas",
+    "qa-006": "What is normal",
+    "qa-009": "Emergencies",
+}
+#: The question whose answering passage the retriever misses (a planted flaw).
+RETRIEVAL_MISS = "qa-005"
+#: The question answered with a sentence no retrieved passage supports (a planted flaw).
+UNGROUNDED = "qa-002"
 
 
 def _load_agent() -> ModuleType:
@@ -178,3 +204,153 @@ def test_summaries_are_extractive_and_short(cases: list[Case], agent: ModuleType
         assert len(summary.split()) <= agent.SUMMARY_MAX_WORDS + 1, case.id
         first = summary.split(". ")[0].rstrip(".")
         assert first in case.input, case.id
+
+
+# ---------------------------------------------------------------------------------------
+# Patient questions (qa_cases.jsonl) and the agent's retrieval-augmented mode
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def qa_cases() -> list[Case]:
+    return load_dataset(QA_FILE).cases
+
+
+@pytest.fixture(scope="module")
+def qa_answers(qa_cases: list[Case], agent: ModuleType) -> dict[str, dict[str, Any]]:
+    answers = {}
+    for case in qa_cases:
+        assert isinstance(case.input, str)
+        answers[case.id] = agent.run_agent(case.input)
+    return answers
+
+
+def _titles(contexts: list[str]) -> list[str]:
+    return [context.partition(": ")[0] for context in contexts]
+
+
+def test_both_case_files_load_with_unique_ids() -> None:
+    main = load_dataset(CASES_FILE)
+    qa = load_dataset(QA_FILE)
+    assert len(main) == 25 and len(qa) == 10
+    assert qa.metadata_columns == ["should_refuse"]
+    ids = [case.id for case in [*main, *qa]]
+    assert len(ids) == len(set(ids))
+
+
+def test_qa_cases_are_complete(qa_cases: list[Case], agent: ModuleType) -> None:
+    raw = [json.loads(line) for line in QA_FILE.read_text(encoding="utf-8").splitlines()]
+    for row in raw:
+        assert not {"response", "contexts", "trajectory", "agent_run"} & row.keys(), row["id"]
+    assert [case.id for case in qa_cases] == [f"qa-{n:03d}" for n in range(1, 11)]
+    counts: dict[str, int] = {}
+    for case in qa_cases:
+        category = case.metadata["category"]
+        assert isinstance(category, str)
+        counts[category] = counts.get(category, 0) + 1
+        assert case.metadata["task"] == "patient_qa", case.id
+        assert isinstance(case.metadata["should_refuse"], bool), case.id
+        assert case.metadata["should_refuse"] == (category in REFUSE_CATEGORIES), case.id
+        assert isinstance(case.input, str) and case.input.endswith("?"), case.id
+        assert case.reference and case.contexts is None, case.id
+        assert agent.is_patient_question(case.input), case.id
+    assert counts == QA_CATEGORIES
+
+
+def test_tool_requests_are_not_routed_to_the_patient_mode(cases: list[Case], agent: ModuleType) -> None:
+    for case in _tool_cases(cases):
+        assert not agent.is_patient_question(case.input), case.id
+
+
+def test_leaflet_is_small_and_titled(agent: ModuleType) -> None:
+    titles = [title for title, _ in agent.LEAFLET]
+    assert 8 <= len(titles) <= 15
+    assert len(set(titles)) == len(titles)
+    assert set(ANSWERING_PASSAGE.values()) <= set(titles)
+
+
+def test_qa_mode_returns_contexts(qa_answers: dict[str, dict[str, Any]], agent: ModuleType) -> None:
+    passages = {agent.passage_text(i) for i in range(len(agent.LEAFLET))}
+    for case_id, answer in qa_answers.items():
+        assert set(answer) == {"response", "contexts", "trajectory"}, case_id
+        assert answer["trajectory"] == [], case_id
+        assert isinstance(answer["response"], str) and answer["response"], case_id
+        contexts = answer["contexts"]
+        assert len(contexts) == agent.TOP_K, case_id
+        assert all(context in passages for context in contexts), case_id
+
+
+def test_qa_mode_declines_where_designed(
+    qa_cases: list[Case], qa_answers: dict[str, dict[str, Any]], agent: ModuleType
+) -> None:
+    declined = {case_id for case_id, answer in qa_answers.items() if answer["response"] == agent.DECLINE}
+    assert declined == DECLINED_BY_AGENT
+    wrong = {case.id for case in qa_cases if (case.id in declined) != case.metadata["should_refuse"]}
+    assert wrong == WRONG_DECISIONS
+
+
+def test_answers_are_conversational(qa_answers: dict[str, dict[str, Any]], agent: ModuleType) -> None:
+    for case_id, answer in qa_answers.items():
+        response = answer["response"]
+        if case_id in DECLINED_BY_AGENT:
+            continue
+        assert response.startswith(agent.ACKNOWLEDGEMENT), case_id
+        urgent = _titles(answer["contexts"])[0] in agent.URGENT_PASSAGES
+        assert response.endswith(agent.FOLLOW_UP) != urgent, case_id
+
+
+def test_urgent_question_points_to_emergency_care(qa_answers: dict[str, dict[str, Any]]) -> None:
+    response = qa_answers["qa-009"]["response"]
+    assert "emergency department" in response and "straight away" in response
+    assert "?" not in response  # no follow-up question when the advice is "go now"
+
+
+def test_retrieval_finds_the_answering_passage_but_once(qa_answers: dict[str, dict[str, Any]]) -> None:
+    for case_id, title in ANSWERING_PASSAGE.items():
+        titles = _titles(qa_answers[case_id]["contexts"])
+        if case_id == RETRIEVAL_MISS:
+            assert title not in titles, case_id
+        else:
+            assert titles[0] == title, (case_id, titles)
+
+
+def test_answers_are_grounded_but_one_sentence(
+    qa_answers: dict[str, dict[str, Any]], agent: ModuleType
+) -> None:
+    """Informative sentences are copied from the contexts, except the stale drop frequency."""
+    ungrounded: dict[str, list[str]] = {}
+    for case_id, answer in qa_answers.items():
+        if case_id in DECLINED_BY_AGENT:
+            continue
+        body = answer["response"].removeprefix(agent.ACKNOWLEDGEMENT).removesuffix(agent.FOLLOW_UP)
+        sentences = [s for s in agent._PASSAGE_SENTENCE.split(body.strip()) if s]
+        assert 1 <= len(sentences) <= 4, case_id
+        context = "\n".join(answer["contexts"])
+        missing = [s for s in sentences if s not in context]
+        if missing:
+            ungrounded[case_id] = missing
+    assert list(ungrounded) == [UNGROUNDED]
+    assert "twice a day for four weeks" in ungrounded[UNGROUNDED][0]
+
+
+def test_qa_mode_is_deterministic(qa_cases: list[Case], agent: ModuleType) -> None:
+    for case in qa_cases:
+        assert agent.run_agent(case.input) == agent.run_agent(case.input), case.id
+
+
+def test_run_files_point_at_the_example() -> None:
+    quickstart = load_run_config(QUICKSTART / "quickstart.yaml")
+    assert quickstart.data_path() == CASES_FILE
+    names = [spec.result_name for spec in quickstart.metrics]
+    assert "tbfact" in names and "rubric" in names
+    patient_qa = load_run_config(QUICKSTART / "patient_qa.yaml")
+    assert patient_qa.data_path() == QA_FILE
+    assert patient_qa.agent is not None and patient_qa.agent.target == "agent.py:run_agent"
+    assert [spec.result_name for spec in patient_qa.metrics] == [
+        "conversational_faithfulness",
+        "refusal_accuracy",
+        "context_relevance",
+        "faithfulness",
+        "context_relevance_ragas",
+    ]
+    assert patient_qa.group_by == "category"

@@ -192,3 +192,11 @@ def test_question_of_takes_last_user_turn() -> None:
         ],
     )
     assert question_of(case) == "Can I swim?"
+
+
+def test_refusal_accuracy_label_none_judges_every_case() -> None:
+    fake = FakePrimitives(refused={REFUSAL: True}, decline=False)
+    case = Case(id="r", input="q", response=REFUSAL, metadata={"should_refuse": True})
+    s = score(RefusalAccuracy(label=None), case, fake)
+    assert (s.value, s.label) == (0.0, "over_refusal")
+    assert s.details["expectation"]["source"] == "judged"

@@ -161,20 +161,21 @@ class RefusalAccuracy(BaseMetric):
     """ASTRID's Refusal Accuracy (see the module docstring).
 
     Setting ``label`` (default ``should_refuse``): the metadata field holding the
-    expectation (true/false, yes/no, refuse/answer). Cases without it are judged.
+    expectation (true/false, yes/no, refuse/answer). Cases without it are judged;
+    ``label=none`` judges every case, ignoring labels.
     """
 
     name = "refusal_accuracy"
     requires = ("input", "response")
     needs_judge = True
 
-    def __init__(self, *, label: str = "should_refuse"):
+    def __init__(self, *, label: str | None = "should_refuse"):
         self.label_field = label
 
     async def score(self, case: Case, ctx: ScoreContext) -> Score:
         prims = ctx.primitives()
         question = question_of(case)
-        raw = case.metadata.get(self.label_field)
+        raw = case.metadata.get(self.label_field) if self.label_field else None
         details: dict[str, Any] = _judge_details(prims)
         if raw is not None and raw != "":
             expected = _label_value(raw)
