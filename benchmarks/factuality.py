@@ -51,13 +51,15 @@ def note_pairs(folder: Path) -> list[tuple[str, str, str]]:
         with path.open(encoding="utf-8", newline="") as handle:
             for row in csv.DictReader(handle):
                 if row["encounter_id"] in reference:
-                    pairs.append((f"{system}-{row['encounter_id']}", row["note"], reference[row["encounter_id"]]))
+                    pairs.append(
+                        (f"{system}-{row['encounter_id']}", row["note"], reference[row["encounter_id"]])
+                    )
     return pairs
 
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def offline_throughput(pairs: list[tuple[str, str, str]]) -> dict[str, Any]:
@@ -79,7 +81,9 @@ async def offline_throughput(pairs: list[tuple[str, str, str]]) -> dict[str, Any
         if score.status == "error":
             errors += 1
             continue
-        facts += int(score.sub_scores["n_response_facts"] or 0) + int(score.sub_scores["n_reference_facts"] or 0)
+        facts += int(score.sub_scores["n_response_facts"] or 0) + int(
+            score.sub_scores["n_reference_facts"] or 0
+        )
     total = sum(times)
     return {
         "pairs": len(pairs),
@@ -151,7 +155,9 @@ async def calls_per_case(sizes: list[int]) -> list[dict[str, Any]]:
         n_pred = int(score.sub_scores.get("n_response_facts") or 0)
         n_ref = int(score.sub_scores.get("n_reference_facts") or 0)
         ctx2 = ScoreContext(ScriptedJudge(default=scripted_answer))
-        f_score = await score_case(Faithfulness(), Case(id="f", input="q", response=text, contexts=[reference]), ctx2)
+        f_score = await score_case(
+            Faithfulness(), Case(id="f", input="q", response=text, contexts=[reference]), ctx2
+        )
         rows.append(
             {
                 "facts": n_pred + n_ref,
@@ -179,7 +185,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Offline TBFact on {offline['pairs']} ACI-Bench note pairs (system note vs reference note)")
     print(f"  model load and warm-up      {offline['load_s']:.2f} s (once per process)")
     print(f"  total                       {offline['total_s']:.1f} s, {offline['errors']} unscored")
-    print(f"  facts per second            {offline['facts_per_s']:.1f} ({offline['facts']} facts, both texts)")
+    print(
+        f"  facts per second            {offline['facts_per_s']:.1f} ({offline['facts']} facts, both texts)"
+    )
     print(f"  note pairs per second       {offline['pairs_per_s']:.2f}")
     print(
         f"  seconds per pair            median {offline['median_s']:.2f}, p90 {offline['p90_s']:.2f}, "

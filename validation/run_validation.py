@@ -171,7 +171,8 @@ async def kqa_entailment(prims: Primitives, rows: list[dict[str, str]]) -> dict[
     }
     pairs = [(0, 1), (0, 2), (1, 2)]
     out["physician_pairs"] = {
-        f"{a}-{b}": with_ci(cohen_kappa, physicians[a], physicians[b], labels=list(KQA_LABELS)) for a, b in pairs
+        f"{a}-{b}": with_ci(cohen_kappa, physicians[a], physicians[b], labels=list(KQA_LABELS))
+        for a, b in pairs
     }
     out["physician_vs_majority"] = [
         with_ci(cohen_kappa, p, majority, labels=list(KQA_LABELS)) for p in physicians
@@ -228,7 +229,9 @@ def medec_detection(judge: str, rows: list[dict[str, str]], store: Path) -> dict
         truth.append(int(erroneous))
         precision.append(float(score.sub_scores["precision"] or 0.0))
         flagged = [
-            f for f in score.details.get("facts", []) if f["direction"] == "precision" and f["label"] != "entailed"
+            f
+            for f in score.details.get("facts", [])
+            if f["direction"] == "precision" and f["label"] != "entailed"
         ]
         if erroneous:
             error_texts += 1
@@ -251,7 +254,10 @@ def medec_detection(judge: str, rows: list[dict[str, str]], store: Path) -> dict
             "value": flagged_on_error / flagged_total if flagged_total else None,
             "n": flagged_total,
         },
-        "clean_texts_flagged": {"value": clean_flags / clean_texts if clean_texts else None, "n": clean_texts},
+        "clean_texts_flagged": {
+            "value": clean_flags / clean_texts if clean_texts else None,
+            "n": clean_texts,
+        },
         "mean_precision_erroneous": _mean([p for p, t in zip(precision, truth, strict=True) if t]),
         "mean_precision_clean": _mean([p for p, t in zip(precision, truth, strict=True) if not t]),
         "run_id": result.run_id,
@@ -262,7 +268,9 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def refusal(judge: str, harmful: list[dict[str, str]], answered: list[dict[str, Any]], store: Path) -> dict[str, Any]:
+def refusal(
+    judge: str, harmful: list[dict[str, str]], answered: list[dict[str, Any]], store: Path
+) -> dict[str, Any]:
     cases = [
         {
             "id": f"msb-{r['category']}-{i}",
@@ -306,11 +314,15 @@ def refusal(judge: str, harmful: list[dict[str, str]], answered: list[dict[str, 
             "detect_kappa": with_ci(cohen_kappa, refused, truth),
             "detect_f1": with_ci(f1, truth, refused, positive=True),
             "detect_accuracy_should_refuse": _rate([r for r, t in zip(refused, truth, strict=True) if t]),
-            "detect_accuracy_should_answer": _rate([not r for r, t in zip(refused, truth, strict=True) if not t]),
+            "detect_accuracy_should_answer": _rate(
+                [not r for r, t in zip(refused, truth, strict=True) if not t]
+            ),
         }
         if metric == "judged":
             entry["decline_kappa"] = with_ci(cohen_kappa, expected, truth)
-            entry["decline_accuracy_should_refuse"] = _rate([e for e, t in zip(expected, truth, strict=True) if t])
+            entry["decline_accuracy_should_refuse"] = _rate(
+                [e for e, t in zip(expected, truth, strict=True) if t]
+            )
             entry["decline_accuracy_should_answer"] = _rate(
                 [not e for e, t in zip(expected, truth, strict=True) if not t]
             )
@@ -355,33 +367,84 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
     lines.append("\nPhysicians among themselves (the ceiling): ")
     lines.append(
         ", ".join(f"κ {pair} = {fmt(v)}" for pair, v in first["physician_pairs"].items())
-        + f"; each against the majority (which includes them): "
+        + "; each against the majority (which includes them): "
         + ", ".join(fmt(v) for v in first["physician_vs_majority"])
         + f"; Fleiss' κ of the three = {first['physicians_fleiss']['value']:.2f}. "
         + f"Majority labels E/N/C: {_dist(first['majority_labels'])}.\n\n"
     )
     lines.append("### MEDEC: detecting inserted errors with TBFact\n\n")
     lines.append(head)
-    lines.append(row("texts (with an error)", lambda r: f"{r['medec']['n_texts']} ({r['medec']['n_erroneous']})"))
-    lines.append(row("ROC AUC, 1 − precision, erroneous vs clean", lambda r: fmt(r["medec"]["auc_precision"])))
-    lines.append(row("erroneous texts where a flagged fact is the error sentence", lambda r: rate(r["medec"]["error_sentence_flagged"])))
-    lines.append(row("flagged facts that come from the error sentence", lambda r: rate(r["medec"]["flags_on_error_sentence"])))
+    lines.append(
+        row("texts (with an error)", lambda r: f"{r['medec']['n_texts']} ({r['medec']['n_erroneous']})")
+    )
+    lines.append(
+        row("ROC AUC, 1 − precision, erroneous vs clean", lambda r: fmt(r["medec"]["auc_precision"]))
+    )
+    lines.append(
+        row(
+            "erroneous texts where a flagged fact is the error sentence",
+            lambda r: rate(r["medec"]["error_sentence_flagged"]),
+        )
+    )
+    lines.append(
+        row(
+            "flagged facts that come from the error sentence",
+            lambda r: rate(r["medec"]["flags_on_error_sentence"]),
+        )
+    )
     lines.append(row("clean texts with any flagged fact", lambda r: rate(r["medec"]["clean_texts_flagged"])))
     lines.append(row("mean precision, erroneous / clean", lambda r: _pair(r["medec"])))
     lines.append(row("unscored", lambda r: str(r["medec"]["unscored"])))
     lines.append(row("seconds", lambda r: str(r["medec"]["seconds"])))
-    lines.append("\n### Refusal: MedSafetyBench requests (should refuse) vs K-QA questions (should answer)\n\n")
+    lines.append(
+        "\n### Refusal: MedSafetyBench requests (should refuse) vs K-QA questions (should answer)\n\n"
+    )
     lines.append(head)
-    lines.append(row("cases (refuse / answer)", lambda r: f"{r['refusal']['n_should_refuse']} / {r['refusal']['n_should_answer']}"))
-    lines.append(row("refusal_accuracy with labels (mean)", lambda r: rate(r["refusal"]["labelled"]["refusal_accuracy"])))
+    lines.append(
+        row(
+            "cases (refuse / answer)",
+            lambda r: f"{r['refusal']['n_should_refuse']} / {r['refusal']['n_should_answer']}",
+        )
+    )
+    lines.append(
+        row(
+            "refusal_accuracy with labels (mean)",
+            lambda r: rate(r["refusal"]["labelled"]["refusal_accuracy"]),
+        )
+    )
     lines.append(row("refusal detected, κ", lambda r: fmt(r["refusal"]["labelled"]["detect_kappa"])))
     lines.append(row("refusal detected, F1", lambda r: fmt(r["refusal"]["labelled"]["detect_f1"])))
-    lines.append(row("refusals detected (of should-refuse)", lambda r: rate(r["refusal"]["labelled"]["detect_accuracy_should_refuse"])))
-    lines.append(row("answers not taken for refusals", lambda r: rate(r["refusal"]["labelled"]["detect_accuracy_should_answer"])))
-    lines.append(row("refusal_accuracy without labels (mean)", lambda r: rate(r["refusal"]["judged"]["refusal_accuracy"])))
+    lines.append(
+        row(
+            "refusals detected (of should-refuse)",
+            lambda r: rate(r["refusal"]["labelled"]["detect_accuracy_should_refuse"]),
+        )
+    )
+    lines.append(
+        row(
+            "answers not taken for refusals",
+            lambda r: rate(r["refusal"]["labelled"]["detect_accuracy_should_answer"]),
+        )
+    )
+    lines.append(
+        row(
+            "refusal_accuracy without labels (mean)",
+            lambda r: rate(r["refusal"]["judged"]["refusal_accuracy"]),
+        )
+    )
     lines.append(row("should-decline judged, κ", lambda r: fmt(r["refusal"]["judged"]["decline_kappa"])))
-    lines.append(row("harmful requests judged should-decline", lambda r: rate(r["refusal"]["judged"]["decline_accuracy_should_refuse"])))
-    lines.append(row("patient questions judged answerable", lambda r: rate(r["refusal"]["judged"]["decline_accuracy_should_answer"])))
+    lines.append(
+        row(
+            "harmful requests judged should-decline",
+            lambda r: rate(r["refusal"]["judged"]["decline_accuracy_should_refuse"]),
+        )
+    )
+    lines.append(
+        row(
+            "patient questions judged answerable",
+            lambda r: rate(r["refusal"]["judged"]["decline_accuracy_should_answer"]),
+        )
+    )
     lines.append(row("seconds", lambda r: str(r["refusal"]["seconds"])))
     return "".join(lines)
 
@@ -454,14 +517,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     for spec in judges:
         results[spec] = run_judge(spec, args.data, args.limit)
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
-        (RESULTS / f"{name}.json").write_text(json.dumps(results[spec], indent=2, default=str), encoding="utf-8")
+        (RESULTS / f"{name}.json").write_text(
+            json.dumps(results[spec], indent=2, default=str), encoding="utf-8"
+        )
     block = markdown(results)
     print()
     print(block)
     if args.write_docs:
         if args.limit is not None:
             sys.exit("--write-docs needs the full data sets; drop --limit")
-        command = "python validation/run_validation.py " + " ".join(f"--judge {j}" for j in judges) + " --write-docs"
+        command = (
+            "python validation/run_validation.py "
+            + " ".join(f"--judge {j}" for j in judges)
+            + " --write-docs"
+        )
         write_docs(block, command)
         print(f"updated {DOC}")
 

@@ -12,7 +12,7 @@ A run file is YAML::
       - uses_labs=trajectory_single_tool_use(tool_name=get_labs)
       - name: rubric
         args: {criteria: "...", rating_scale: {1: "...", 5: "..."}}
-    judge: none                     # or openai:MODEL, azure, scripted:FILE (see clineval.judges.config)
+    judge: offline                  # the default; or none, openai:MODEL, azure, scripted:FILE
     tags: {team: cardiology}
 
 The same model is stored with each run, so that a run can be resumed or compared.

@@ -297,11 +297,17 @@ def test_quickstart_runs_offline_with_the_installed_command(tmp_path: Path) -> N
     )
     assert done.returncode == 0, done.stderr
     assert "recommendation_matches" in done.stdout and "By task" in done.stdout
+    # the offline judge is the default, and every run it scores says what it is
+    assert "judge offline" in done.stdout and "approximat" in done.stdout
     with sqlite3.connect(tmp_path / "q.db") as conn:
         assert conn.execute("SELECT COUNT(*) FROM cases").fetchone()[0] == 25
         assert (
-            conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 25 * 12
-        )  # 10 metrics in the run file + latency + failure
+            conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 25 * 13
+        )  # 11 metrics in the run file + latency + failure
+        tbfact_scored = conn.execute(
+            "SELECT COUNT(*) FROM results WHERE metric = 'tbfact' AND status = 'scored'"
+        ).fetchone()[0]
+        assert tbfact_scored == 24  # every case but the one where the agent failed
         failed = conn.execute(
             "SELECT COUNT(*) FROM outputs WHERE json_extract(data, '$.agent_run.failed') = 1"
         ).fetchone()[0]
@@ -335,7 +341,7 @@ def test_run_records_provenance(tmp_path: Path, data: Path) -> None:
     assert run.git is not None and len(run.git.commit) == 40
     assert {"clineval", "pydantic", "rouge-score"} <= set(run.packages)
     assert run.dataset.n_cases == 30 and len(run.dataset.fingerprint) == 16
-    assert run.judge == {"name": "none"} and run.python and run.platform
+    assert run.judge is not None and run.judge["name"] == "offline" and run.python and run.platform
     assert run.config["metrics"] == [{"name": "exact_match"}]
 
 

@@ -71,5 +71,3 @@ store_option = click.option(
 def _require_store(store_path: str) -> None:
     if not Path(store_path).exists():
         raise ConfigError(f"no run store at {store_path}; run 'clineval run' first or pass --store")
-
-

@@ -3,6 +3,11 @@
 A judge is chosen by one setting, a spec string (``--judge`` on the command line,
 ``judge:`` in a run file, or the ``CLINEVAL_JUDGE`` environment variable):
 
+``offline`` (the default)
+    the embedded offline judge: deterministic heuristics on CPU, no network, no key. It
+    answers the factuality and RAG primitives (TBFact, the ASTRID triad, faithfulness,
+    context relevance) as an approximation of an LLM judge; free-form judge metrics such
+    as ``rubric`` need an LLM judge and report their cases as unscored.
 ``none``
     no judge: metrics that need one report their cases as unscored, with the reason.
 ``openai:MODEL`` or ``openai:MODEL@BASE_URL``
@@ -30,7 +35,7 @@ from clineval.judges.scripted import ScriptedJudge
 from clineval.judges.structured import ResponseMode, StructuredJudge
 from clineval.resilience import RetryPolicy
 
-Provider = Literal["none", "openai", "azure", "scripted"]
+Provider = Literal["offline", "none", "openai", "azure", "scripted"]
 
 
 class JudgeConfig(BaseModel):
@@ -38,7 +43,7 @@ class JudgeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    provider: Provider = "none"
+    provider: Provider = "offline"
     model: str | None = None
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
@@ -71,8 +76,8 @@ class JudgeConfig(BaseModel):
 
     @property
     def label(self) -> str:
-        if self.provider == "none":
-            return "none"
+        if self.provider in ("none", "offline"):
+            return self.provider
         if self.provider == "scripted":
             return f"scripted:{self.script}"
         return f"{self.provider}:{self.model or '(from environment)'}"
@@ -81,8 +86,10 @@ class JudgeConfig(BaseModel):
 def parse_judge_spec(spec: str) -> dict[str, Any]:
     """``openai:gpt-4o-mini@http://localhost:8000/v1`` and friends as JudgeConfig fields."""
     spec = spec.strip()
-    if spec in ("", "none", "off"):
+    if spec in ("none", "off"):
         return {"provider": "none"}
+    if spec in ("", "offline", "default"):
+        return {"provider": "offline"}
     provider, _, rest = spec.partition(":")
     provider = provider.strip().lower()
     if provider == "openai":
@@ -96,15 +103,15 @@ def parse_judge_spec(spec: str) -> dict[str, Any]:
     if provider == "scripted":
         return {"provider": "scripted", "script": rest.strip() or None}
     raise ConfigError(
-        f"unknown judge {spec!r}: use 'none', 'openai:MODEL[@BASE_URL]', 'azure[:DEPLOYMENT]' "
-        "or 'scripted:FILE'"
+        f"unknown judge {spec!r}: use 'offline', 'none', 'openai:MODEL[@BASE_URL]', "
+        "'azure[:DEPLOYMENT]' or 'scripted:FILE'"
     )
 
 
 def default_judge_config() -> JudgeConfig:
-    """The judge named by ``CLINEVAL_JUDGE``, or none."""
+    """The judge named by ``CLINEVAL_JUDGE``, or the offline judge."""
     spec = os.environ.get("CLINEVAL_JUDGE", "").strip()
-    return JudgeConfig.model_validate(spec or "none")
+    return JudgeConfig.model_validate(spec or "offline")
 
 
 def build_judge(
@@ -113,6 +120,10 @@ def build_judge(
     """The judge a config describes, or ``None`` for ``provider: none``."""
     if config.provider == "none":
         return None
+    if config.provider == "offline":
+        from clineval.judges.offline import OfflineJudge
+
+        return OfflineJudge()
     if config.provider == "scripted":
         assert config.script is not None
         path = Path(config.script)

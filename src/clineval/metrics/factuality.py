@@ -377,7 +377,8 @@ def reference_facts_of_run(results: Iterable[Any], metric_name: str = "tbfact") 
             {
                 "id": record.case_id,
                 "gold_facts": [
-                    {"text": f["fact"], "category": f["category"], "importance": f["importance"]} for f in facts
+                    {"text": f["fact"], "category": f["category"], "importance": f["importance"]}
+                    for f in facts
                 ],
                 "source": record.score.details.get("reference_facts_source"),
                 "reference_digest": record.score.details.get("reference_digest"),

@@ -1,0 +1,40 @@
+"""The offline judge: a :class:`~clineval.judges.base.Judge` that answers no free-form
+prompts, only the built-in primitives (through its ``primitives`` attribute)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clineval.judges.base import JudgeAnswer, JudgeError, MessagesLike, T
+from clineval.judges.offline.primitives import OfflinePrimitives
+from clineval.judges.offline.thresholds import DEFAULT_THRESHOLDS, Thresholds
+
+__all__ = ["OfflineJudge"]
+
+_ASK_REFUSAL = (
+    "the offline judge only answers the built-in factuality and RAG primitives (TBFact, the ASTRID "
+    "triad, faithfulness, context relevance); free-form judge metrics such as 'rubric' need an LLM "
+    "judge: pass --judge openai:MODEL (or azure, or scripted:FILE) or set CLINEVAL_JUDGE"
+)
+
+
+class OfflineJudge:
+    """The default judge: deterministic heuristics on CPU, no network, no key."""
+
+    def __init__(self, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> None:
+        self.primitives = OfflinePrimitives(thresholds)
+
+    @property
+    def name(self) -> str:
+        return "offline"
+
+    def describe(self) -> dict[str, Any]:
+        return {"provider": "offline", **self.primitives.describe()}
+
+    async def ask(
+        self, messages: MessagesLike, schema: type[T], *, max_tokens: int | None = None
+    ) -> JudgeAnswer[T]:
+        raise JudgeError(_ASK_REFUSAL)
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,67 @@
+"""Every constant the offline judge decides with, in one place (and in ``describe()``).
+
+The values were set a priori from what the quantities mean (a share of a claim's content
+words; a MiniLM cosine, where paraphrases score about 0.6-0.9 and unrelated sentences
+about 0-0.2), then checked on a hand-written development set and on half of the K-QA
+physician-labelled pairs; see docs/offline-judge.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+HEURISTIC_VERSION = "offline-heuristic/1.0"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    # --- check_facts --------------------------------------------------------------------
+    entail_coverage: float = 0.8
+    """Share (weighted) of the claim's content terms the evidence must contain ..."""
+    entail_similarity: float = 0.45
+    """... with at least this cosine similarity, and every key term present."""
+    entail_similarity_without_key: float = 0.6
+    """... or this one when the claim has no key term (drug, problem, lab, site, number)."""
+    contained_similarity: float = 0.3
+    """A claim whose every content term (key terms included) is in the span needs only this."""
+    paraphrase_similarity: float = 0.8
+    """A paraphrase: this similarity entails with less lexical overlap ..."""
+    paraphrase_coverage: float = 0.5
+    """... but still this share of the content terms (at most one key term absent)."""
+    near_duplicate_similarity: float = 0.9
+    """... and may lack one key term only at this similarity."""
+    partial_coverage: float = 0.4
+    """The main concept is there: this share of the terms and a key term, ..."""
+    partial_similarity: float = 0.4
+    """... with at least this similarity (else: not entailed, missing)."""
+    conflict_coverage: float = 0.5
+    """Two texts are about the same thing (so a different number, side, drug, date or
+    polarity is a contradiction) when the evidence covers more than this share of the
+    claim's other content terms ..."""
+    conflict_similarity: float = 0.35
+    """... and their similarity is at least this."""
+    quote_similarity: float = 0.35
+    """Evidence is quoted for a missing claim only when at least this similar."""
+    top_k: int = 5
+    """Evidence units per claim looked at closely (by similarity, plus as many by word overlap)."""
+    # --- RAG primitives -------------------------------------------------------------------
+    relevant_similarity: float = 0.5
+    """A context sentence is about the question at this similarity on its own ..."""
+    relevant_similarity_with_terms: float = 0.3
+    """... or at this one when it also shares a key term of the question (or half of its terms)."""
+    relevant_term_share: float = 0.5
+    answerable_similarity: float = 0.55
+    """should_decline with contexts: answerable when a context sentence is this similar ..."""
+    answerable_coverage: float = 0.6
+    """... or covers this share of the question's content terms with the relevant similarity."""
+    semantic_match_similarity: float = 0.7
+    """... and this similarity answers even when the question's key words are absent (typos)."""
+    refusal_margin: int = 2
+    """A refusal cue counts unless at least this many informative clinical sentences follow it."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+DEFAULT_THRESHOLDS = Thresholds()

@@ -1,0 +1,13 @@
+"""Clinical text processing for the offline judge, all on CPU and offline.
+
+* :mod:`~clineval.nlp.sentences`: sentence splitting (pysbd + clinical fix-ups) and claims;
+* :mod:`~clineval.nlp.embeddings`: all-MiniLM-L6-v2 sentence embeddings in numpy;
+* :mod:`~clineval.nlp.assertions`: a ConText/NegEx-style negation, uncertainty,
+  history, experiencer, hypothetical and resolution detector;
+* :mod:`~clineval.nlp.clinical`: quantities and units, frequencies, dates, laterality, drugs;
+* :mod:`~clineval.nlp.terms`: normalisation (abbreviations, synonyms), stems, term matching;
+* :mod:`~clineval.nlp.analysis`: one cached analysis per short text;
+* :mod:`~clineval.nlp.lexicon`: the word lists.
+
+Modules are imported on use; only :mod:`~clineval.nlp.embeddings` needs the model weights.
+"""

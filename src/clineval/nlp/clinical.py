@@ -1,0 +1,523 @@
+"""Clinical details that decide whether two statements agree: numbers with units, doses
+and frequencies, dates and durations, laterality, and drugs.
+
+All functions take text already passed through :func:`clineval.nlp.terms.normalize`, so
+"twice a day" arrives as ``twice_daily`` and "Lexapro" as ``escitalopram``.
+
+Units are normalised to a base unit per dimension (mass to grams, volume to litres,
+durations to days) so "0.5 g" equals "500 mg". A :class:`Quantity` also keeps its
+*anchor*: the content words just before (and right after) it, such as "lisinopril" in
+"lisinopril 20 mg" or "blood_pressure" in "BP 120/80". Two quantities are about the same
+thing when their dimensions agree and their anchors share a word.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from clineval.nlp.lexicon import BODY_SITES, DRUG_CLASS_WORDS, DRUG_ROLE, DRUG_SUFFIXES
+from clineval.nlp.terms import is_stopword, tokenize
+
+__all__ = [
+    "DateMention",
+    "Quantity",
+    "SideMention",
+    "drug_role",
+    "extract_dates",
+    "extract_frequencies",
+    "extract_quantities",
+    "extract_sides",
+    "find_drugs",
+    "is_drug",
+]
+
+# unit text -> (dimension, factor to the base unit)
+_UNITS: dict[str, tuple[str, float]] = {
+    "mcg": ("mass", 1e-6),
+    "ug": ("mass", 1e-6),
+    "microgram": ("mass", 1e-6),
+    "micrograms": ("mass", 1e-6),
+    "mg": ("mass", 1e-3),
+    "milligram": ("mass", 1e-3),
+    "milligrams": ("mass", 1e-3),
+    "mgs": ("mass", 1e-3),
+    "g": ("mass", 1.0),
+    "gm": ("mass", 1.0),
+    "gram": ("mass", 1.0),
+    "grams": ("mass", 1.0),
+    "grams/day": ("mass", 1.0),
+    "kg": ("bodymass", 1.0),
+    "kilogram": ("bodymass", 1.0),
+    "kilograms": ("bodymass", 1.0),
+    "kgs": ("bodymass", 1.0),
+    "lb": ("bodymass", 0.45359237),
+    "lbs": ("bodymass", 0.45359237),
+    "pound": ("bodymass", 0.45359237),
+    "pounds": ("bodymass", 0.45359237),
+    "ml": ("volume", 1e-3),
+    "milliliter": ("volume", 1e-3),
+    "milliliters": ("volume", 1e-3),
+    "cc": ("volume", 1e-3),
+    "l": ("volume", 1.0),
+    "liter": ("volume", 1.0),
+    "liters": ("volume", 1.0),
+    "litre": ("volume", 1.0),
+    "litres": ("volume", 1.0),
+    "oz": ("volume", 0.0295735),
+    "ounces": ("volume", 0.0295735),
+    "mg/dl": ("conc_mgdl", 1.0),
+    "g/dl": ("conc_gdl", 1.0),
+    "mmol/l": ("conc_mmol", 1.0),
+    "meq/l": ("conc_mmol", 1.0),
+    "ng/ml": ("conc_ngml", 1.0),
+    "pg/ml": ("conc_pgml", 1.0),
+    "u/l": ("conc_ul", 1.0),
+    "iu/l": ("conc_ul", 1.0),
+    "mg/kg": ("dose_per_kg", 1.0),
+    "mcg/kg": ("dose_per_kg", 1e-3),
+    "mmhg": ("pressure", 1.0),
+    "%": ("percent", 1.0),
+    "percent": ("percent", 1.0),
+    "bpm": ("rate", 1.0),
+    "beats": ("rate", 1.0),
+    "/min": ("rate", 1.0),
+    "breaths": ("rate", 1.0),
+    "units": ("units", 1.0),
+    "unit": ("units", 1.0),
+    "iu": ("units", 1.0),
+    "mm": ("length", 1e-3),
+    "millimeter": ("length", 1e-3),
+    "millimeters": ("length", 1e-3),
+    "cm": ("length", 1e-2),
+    "centimeter": ("length", 1e-2),
+    "centimeters": ("length", 1e-2),
+    "m": ("length", 1.0),
+    "in": ("length_in", 0.0254),
+    "inch": ("length", 0.0254),
+    "inches": ("length", 0.0254),
+    "degrees": ("temperature", 1.0),
+    "f": ("temperature", 1.0),
+    "c": ("temperature_c", 1.0),
+    "second": ("time", 1 / 86400),
+    "seconds": ("time", 1 / 86400),
+    "sec": ("time", 1 / 86400),
+    "minute": ("time", 1 / 1440),
+    "minutes": ("time", 1 / 1440),
+    "min": ("time", 1 / 1440),
+    "mins": ("time", 1 / 1440),
+    "hour": ("time", 1 / 24),
+    "hours": ("time", 1 / 24),
+    "hr": ("time", 1 / 24),
+    "hrs": ("time", 1 / 24),
+    "h": ("time", 1 / 24),
+    "day": ("time", 1.0),
+    "days": ("time", 1.0),
+    "night": ("time", 1.0),
+    "nights": ("time", 1.0),
+    "week": ("time", 7.0),
+    "weeks": ("time", 7.0),
+    "wk": ("time", 7.0),
+    "wks": ("time", 7.0),
+    "month": ("time", 30.4),
+    "months": ("time", 30.4),
+    "mo": ("time", 30.4),
+    "year": ("time", 365.25),
+    "years": ("time", 365.25),
+    "yr": ("time", 365.25),
+    "yrs": ("time", 365.25),
+    "tablet": ("count_tab", 1.0),
+    "tablets": ("count_tab", 1.0),
+    "tab": ("count_tab", 1.0),
+    "tabs": ("count_tab", 1.0),
+    "pill": ("count_tab", 1.0),
+    "pills": ("count_tab", 1.0),
+    "capsule": ("count_tab", 1.0),
+    "capsules": ("count_tab", 1.0),
+    "puff": ("count_puff", 1.0),
+    "puffs": ("count_puff", 1.0),
+    "drop": ("count_drop", 1.0),
+    "drops": ("count_drop", 1.0),
+    "times": ("count_times", 1.0),
+    "x": ("count_times", 1.0),
+}
+_UNIT_ALTS = sorted(_UNITS, key=len, reverse=True)
+_QUANTITY_RE = re.compile(
+    r"(?<![\w./])(?P<num>\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?)"
+    r"(?:\s*(?:-|to)\s*(?P<num2>\d+(?:\.\d+)?))?"
+    r"(?:\s*(?P<unit>" + "|".join(re.escape(u) for u in _UNIT_ALTS) + r")(?![a-z]))?"
+)
+_BARE_COMPARABLE = frozenset(
+    {
+        "mass",
+        "units",
+        "percent",
+        "conc_mgdl",
+        "conc_gdl",
+        "conc_mmol",
+        "conc_ngml",
+        "conc_pgml",
+        "conc_ul",
+        "pressure",
+    }
+)
+# "7 out of 10", "7/10": a rating; "on a scale of 1 to 10" only defines the scale.
+_SCORE_RE = re.compile(r"\b(\d{1,2})\s*(?:out\s+of|/)\s*10\b")
+_SCALE_RE = re.compile(r"\bscale\s+(?:of|from)\s+\d+\s*(?:-|to)\s*\d+\b")
+_AGE_RE = re.compile(
+    r"\b(\d{1,3})(?:\s*|-)(?:year|yr)s?(?:\s*|-)old\b|\b(\d{1,3})\s*(?:yo|y/o|y\.o\.)\b|\baged?\s+(\d{1,3})\b"
+)
+_YEAR_RE = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+_MONTHS = {
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "may": 5,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
+}
+_MONTH_RE = re.compile(
+    r"\b(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?(?:\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?)?"
+    r"(?:,?\s+(?P<year>(?:19|20)\d{2}))?\b"
+)
+_NUMERIC_DATE_RE = re.compile(r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{2}|\d{4})\b")
+_WEEKDAY_RE = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b")
+_FREQUENCIES = {
+    "once_daily": 1.0,
+    "twice_daily": 2.0,
+    "three_times_daily": 3.0,
+    "four_times_daily": 4.0,
+    "nightly": 1.0,
+    "weekly": 1 / 7,
+    "prn": -1.0,
+    "every_other_day": 0.5,
+}
+_SIDE_WORDS = {
+    "left": "left",
+    "right": "right",
+    "bilateral": "bilateral",
+    "bilaterally": "bilateral",
+    "both": "bilateral",
+    "l": "left",
+    "r": "right",
+}
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number with its unit, normalised: ``values`` in the base unit of ``dimension``."""
+
+    dimension: str
+    values: tuple[float, ...]
+    text: str
+    start: int
+    anchor: frozenset[str] = field(default_factory=frozenset)
+    raw: tuple[float, ...] = ()
+    """The numbers as written (before unit conversion)."""
+
+    def comparable(self, other: Quantity) -> bool:
+        """Same dimension, or one side a bare number (compared as written) and the other a
+        dose, percentage or lab value ("A1c 8" and "A1c 8%"), not a duration or an age."""
+        if self.dimension == other.dimension:
+            return True
+        if "number" not in (self.dimension, other.dimension):
+            return False
+        unit = other.dimension if self.dimension == "number" else self.dimension
+        return unit in _BARE_COMPARABLE
+
+    def same_value(self, other: Quantity) -> bool:
+        if self.dimension == other.dimension:
+            mine, theirs = self.values, other.values
+        else:
+            mine, theirs = self.raw or self.values, other.raw or other.values
+        if len(mine) != len(theirs):
+            # One value against a range ("4 hours" / "4 to 72 hours"): consistent when inside it.
+            if self.dimension != "pressure" and {len(mine), len(theirs)} == {1, 2}:
+                value, (low, high) = (mine[0], theirs) if len(mine) == 1 else (theirs[0], mine)
+                return min(low, high) - 1e-9 <= value <= max(low, high) + 1e-9
+            return False
+        return all(abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b)) for a, b in zip(mine, theirs, strict=True))
+
+    def key(self) -> str:
+        """A term standing for this quantity in coverage ("q:mass:0.02")."""
+        return "q:" + self.dimension + ":" + "/".join(f"{v:.6g}" for v in self.values)
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """A calendar date or year; missing parts are ``None``."""
+
+    year: int | None
+    month: int | None
+    day: int | None
+    text: str
+    start: int
+
+    def conflicts(self, other: DateMention) -> bool:
+        """Some part both dates give (year, month or day) differs."""
+        pairs = ((self.year, other.year), (self.month, other.month), (self.day, other.day))
+        return any(a is not None and b is not None and a != b for a, b in pairs)
+
+
+@dataclass(frozen=True)
+class SideMention:
+    """A laterality word and the body site it qualifies ("left" + "knee")."""
+
+    side: str
+    site: str
+    start: int
+    anatomical: bool = True
+    """``site`` is a body-site word (else only the next content word)."""
+    context: frozenset[str] = frozenset()
+    """The content words right after the side word (and the site), for mentions without a
+    body-site word: "left apical pneumothorax" -> {apic, pneumothorax}."""
+
+    def same_site(self, other: SideMention) -> bool:
+        from clineval.nlp.terms import terms_match
+
+        if self.anatomical and other.anatomical:
+            return terms_match(self.site, other.site)
+        mine, theirs = self.context | {self.site}, other.context | {other.site}
+        return any(terms_match(a, b) for a in mine for b in theirs)
+
+
+def _anchor(normalized: str, start: int, end: int) -> frozenset[str]:
+    """Content stems up to 4 words before a quantity (within its clause) and 2 after."""
+    before = normalized[:start]
+    cut = max(before.rfind(c) for c in ";:.,(")
+    before_tokens = [t for t in tokenize(before[cut + 1 :]) if t.kind == "word" and not is_stopword(t)]
+    after = normalized[end:]
+    stop = min((i for i in (after.find(c) for c in ";:.,(") if i >= 0), default=len(after))
+    after_tokens = [t for t in tokenize(after[:stop]) if t.kind == "word" and not is_stopword(t)]
+    words = [t.stem for t in before_tokens[-4:]] + [t.stem for t in after_tokens[:2]]
+    return frozenset(w for w in words if w not in _UNITS and w not in _FREQUENCIES)
+
+
+def extract_quantities(normalized: str) -> list[Quantity]:
+    """Numbers with units (and bare numbers with an anchor), ages, blood pressures."""
+    found: list[Quantity] = []
+    taken: list[tuple[int, int]] = []
+    for match in _AGE_RE.finditer(normalized):
+        value = next(g for g in match.groups() if g)
+        found.append(
+            Quantity(
+                "age", (float(value),), match.group(0), match.start(), frozenset({"age"}), (float(value),)
+            )
+        )
+        taken.append(match.span())
+    for match in _SCORE_RE.finditer(normalized):
+        value = float(match.group(1))
+        found.append(
+            Quantity(
+                "score10",
+                (value,),
+                match.group(0),
+                match.start(),
+                _anchor(normalized, match.start(), match.end()),
+                (value,),
+            )
+        )
+        taken.append(match.span())
+    for match in _SCALE_RE.finditer(normalized):
+        taken.append(match.span())
+    for match in _NUMERIC_DATE_RE.finditer(normalized):
+        taken.append(match.span())
+    for match in _MONTH_RE.finditer(normalized):
+        if match.group("day") or match.group("year"):
+            taken.append(match.span())
+    for match in _QUANTITY_RE.finditer(normalized):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
+        num, num2, unit = match.group("num"), match.group("num2"), match.group("unit")
+        if "/" in num:
+            parts = tuple(float(p) for p in num.split("/"))
+            dimension = (
+                "pressure" if unit in (None, "mmhg") and len(parts) == 2 and parts[0] > parts[1] else "ratio"
+            )
+            if len(parts) == 2 and parts[0] <= 12 and parts[1] <= 31 and dimension == "ratio":
+                continue  # "3/5" is more likely a date or a score than a measurement
+            values = raw = parts
+        else:
+            values = raw = (float(num),) if num2 is None else (float(num), float(num2))
+            if unit is not None:
+                dimension, factor = _UNITS[unit]
+                values = tuple(v * factor for v in values)
+            else:
+                dimension = "number"
+        if _YEAR_RE.fullmatch(num) and unit is None:
+            continue  # years are dates, handled by extract_dates
+        anchor = _anchor(normalized, match.start(), match.end())
+        if dimension == "number" and not anchor:
+            continue
+        found.append(Quantity(dimension, values, match.group(0).strip(), match.start(), anchor, raw))
+    found.sort(key=lambda q: q.start)
+    return found
+
+
+def extract_frequencies(normalized: str) -> list[tuple[str, float, frozenset[str]]]:
+    """Dosing frequencies (``twice_daily`` ...) with times per day and anchor words."""
+    out: list[tuple[str, float, frozenset[str]]] = []
+    for match in re.finditer(r"\b(" + "|".join(_FREQUENCIES) + r")\b", normalized):
+        out.append(
+            (match.group(1), _FREQUENCIES[match.group(1)], _anchor(normalized, match.start(), match.end()))
+        )
+    return out
+
+
+def extract_dates(normalized: str) -> list[DateMention]:
+    """Calendar dates ("march 3, 2021", "3/5/2021") and bare years ("in 2019")."""
+    out: list[DateMention] = []
+    spans: list[tuple[int, int]] = []
+    for match in _NUMERIC_DATE_RE.finditer(normalized):
+        year = int(match.group("y"))
+        year = year + 2000 if year < 100 and year < 50 else (year + 1900 if year < 100 else year)
+        month, day = int(match.group("m")), int(match.group("d"))
+        if 1 <= month <= 12 and 1 <= day <= 31:
+            out.append(DateMention(year, month, day, match.group(0), match.start()))
+            spans.append(match.span())
+    for match in _MONTH_RE.finditer(normalized):
+        word = match.group("month")
+        if word == "may" and not (match.group("day") or match.group("year")):
+            continue  # "may" the verb
+        if word in ("mar", "jun", "jul", "sep", "oct", "nov", "dec", "jan", "feb", "apr", "aug") and not (
+            match.group("day") or match.group("year")
+        ):
+            continue
+        day_of_month = int(match.group("day")) if match.group("day") else None
+        if day_of_month is not None and not 1 <= day_of_month <= 31:
+            day_of_month = None
+        year_given = int(match.group("year")) if match.group("year") else None
+        out.append(DateMention(year_given, _MONTHS[word[:3]], day_of_month, match.group(0), match.start()))
+        spans.append(match.span())
+    for match in _YEAR_RE.finditer(normalized):
+        if any(a <= match.start() < b for a, b in spans):
+            continue
+        out.append(DateMention(int(match.group(1)), None, None, match.group(0), match.start()))
+    out.sort(key=lambda d: d.start)
+    return out
+
+
+def extract_weekdays(normalized: str) -> list[str]:
+    return [m.group(1) for m in _WEEKDAY_RE.finditer(normalized)]
+
+
+def extract_sides(normalized: str) -> list[SideMention]:
+    """Laterality words with the body site they qualify (the next site word within 4
+    tokens, else the previous one; else the next content word)."""
+    tokens = tokenize(normalized)
+    out: list[SideMention] = []
+    for i, token in enumerate(tokens):
+        side = _SIDE_WORDS.get(token.text)
+        if side is None:
+            continue
+        if token.text in ("l", "r") and not (i + 1 < len(tokens) and tokens[i + 1].text in BODY_SITES):
+            continue
+        if token.text == "both" and not (
+            i + 1 < len(tokens) and tokens[i + 1].text in BODY_SITES | {"side", "sides"}
+        ):
+            continue
+        site = ""
+        anatomical = True
+        context: set[str] = set()
+        for t in tokens[i + 1 : i + 5]:
+            if t.kind == "punct" and t.text in ";.,":
+                break
+            if t.kind == "word" and not is_stopword(t) and t.text not in _SIDE_WORDS and len(context) < 3:
+                context.add(t.stem)
+            if not site and t.text in BODY_SITES and t.text not in ("upper", "lower", "side"):
+                site = t.stem
+        if not site and token.text == "bilaterally":
+            for t in reversed(tokens[max(0, i - 4) : i]):
+                if t.text in BODY_SITES or (t.kind == "word" and not is_stopword(t)):
+                    site = t.stem
+                    break
+        if not site:
+            anatomical = False
+            for t in tokens[i + 1 : i + 4]:
+                if t.kind == "word" and not is_stopword(t) and t.text not in _SIDE_WORDS:
+                    site = t.stem
+                    break
+        if site:
+            out.append(SideMention(side, site, token.start, anatomical, frozenset(context)))
+    return out
+
+
+def drug_role(name: str) -> str | None:
+    """The coarse role of a known drug ("antihypertensive"), else ``None``."""
+    return DRUG_ROLE.get(name)
+
+
+def is_drug(word: str) -> bool:
+    """A known drug, a drug-class word, or a word with a drug-name suffix."""
+    if word in DRUG_ROLE or word in DRUG_CLASS_WORDS:
+        return True
+    return len(word) >= 7 and word.isalpha() and word.endswith(DRUG_SUFFIXES) and word not in _NOT_DRUGS
+
+
+_NOT_DRUGS = frozenset(
+    [
+        "question",
+        "questions",
+        "condition",
+        "position",
+        "medicine",
+        "medicine",
+        "routine",
+        "machine",
+        "vaccine",
+        "done",
+        "someone",
+        "everyone",
+        "anyone",
+        "bone",
+        "none",
+        "phone",
+        "alone",
+        "ozone",
+        "hormone",
+        "cortisone",
+        "examine",
+        "combine",
+        "decline",
+        "online",
+        "ultrasound",
+        "background",
+        "spine",
+        "pine",
+        "supine",
+        "saline",
+        "bedtime",
+        "daytime",
+        "baseline",
+        "guideline",
+        "outline",
+        "underline",
+        "timeline",
+        "hotline",
+        "discipline",
+        "famine",
+        "intestine",
+        "uterine",
+        "urine",
+        "alkaline",
+        "decline",
+    ]
+)
+
+
+def find_drugs(normalized: str) -> list[tuple[str, int]]:
+    """Known or suffix-recognised drug names in a normalised text, with their offsets."""
+    out: list[tuple[str, int]] = []
+    for token in tokenize(normalized):
+        if token.kind == "word" and (
+            token.text in DRUG_ROLE or (token.text not in DRUG_CLASS_WORDS and is_drug(token.text))
+        ):
+            out.append((token.text, token.start))
+    return out

@@ -1,0 +1,696 @@
+"""Small clinical word lists used for matching and for categorising facts.
+
+These are deliberately short, hand-written lists of common terms, not a terminology:
+enough to recognise the usual drugs, problems, symptoms, labs and body sites of notes and
+patient questions. Everything is lower case.
+"""
+
+from __future__ import annotations
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.strip() for w in text.replace("\n", " ").split("|") if w.strip())
+
+
+# --- synonyms and abbreviations ---------------------------------------------------------
+# canonical form -> variants. Matching rewrites every variant to the canonical words, so
+# both texts meet in one vocabulary. Short ambiguous abbreviations (PE, MS, PT as
+# prothrombin time, CA, ED) are left out on purpose.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "hypertension": ("htn", "high blood pressure", "elevated blood pressure", "hypertensive"),
+    "hypotension": ("low blood pressure", "hypotensive"),
+    "blood_pressure": ("bp", "blood pressures", "blood pressure"),
+    "heart_rate": ("pulse rate", "heart rate", "pulse"),
+    "respiratory_rate": ("rr", "respiratory rate", "respiration rate"),
+    "temperature": ("temp",),
+    "oxygen_saturation": (
+        "spo2",
+        "o2 sat",
+        "o2 sats",
+        "oxygen saturation",
+        "sao2",
+        "pulse ox",
+        "pulse oximetry",
+    ),
+    "dyspnea": (
+        "shortness of breath",
+        "short of breath",
+        "sob",
+        "dyspnoea",
+        "breathlessness",
+        "difficulty breathing",
+        "trouble breathing",
+        "breathing difficulty",
+        "winded",
+    ),
+    "myocardial_infarction": ("myocardial infarction", "heart attack", "mi", "stemi", "nstemi"),
+    "heart_failure": (
+        "congestive heart failure",
+        "chf",
+        "heart failure",
+        "hfref",
+        "hfpef",
+        "cardiac failure",
+    ),
+    "copd": ("chronic obstructive pulmonary disease", "emphysema"),
+    "diabetes": ("diabetes mellitus", "dm", "diabetic", "diabetics"),
+    "type_2_diabetes": (
+        "type 2 diabetes mellitus",
+        "type 2 diabetes",
+        "type ii diabetes",
+        "t2dm",
+        "dm2",
+        "dm 2",
+        "dm ii",
+        "niddm",
+        "diabetes type 2",
+        "diabetes mellitus type 2",
+        "type two diabetes",
+    ),
+    "type_1_diabetes": (
+        "type 1 diabetes mellitus",
+        "type 1 diabetes",
+        "type i diabetes",
+        "t1dm",
+        "dm1",
+        "iddm",
+        "diabetes type 1",
+        "diabetes mellitus type 1",
+        "type one diabetes",
+    ),
+    "coronary_artery_disease": (
+        "coronary artery disease",
+        "cad",
+        "coronary heart disease",
+        "ischemic heart disease",
+    ),
+    "atrial_fibrillation": ("atrial fibrillation", "afib", "a-fib", "a fib"),
+    "chronic_kidney_disease": (
+        "chronic kidney disease",
+        "ckd",
+        "chronic renal disease",
+        "chronic renal insufficiency",
+    ),
+    "end_stage_renal_disease": ("end stage renal disease", "end-stage renal disease", "esrd"),
+    "acute_kidney_injury": ("acute kidney injury", "aki", "acute renal failure"),
+    "gerd": (
+        "gastroesophageal reflux disease",
+        "gastroesophageal reflux",
+        "acid reflux",
+        "reflux disease",
+        "heartburn",
+    ),
+    "urinary_tract_infection": ("urinary tract infection", "uti", "bladder infection"),
+    "upper_respiratory_infection": (
+        "upper respiratory infection",
+        "upper respiratory tract infection",
+        "uri",
+        "common cold",
+        "head cold",
+    ),
+    "deep_vein_thrombosis": ("deep vein thrombosis", "deep venous thrombosis", "dvt"),
+    "pulmonary_embolism": ("pulmonary embolism", "pulmonary embolus"),
+    "stroke": ("cerebrovascular accident", "cva", "brain attack"),
+    "transient_ischemic_attack": ("transient ischemic attack", "tia", "mini stroke", "mini-stroke"),
+    "obstructive_sleep_apnea": ("obstructive sleep apnea", "osa", "sleep apnea"),
+    "benign_prostatic_hyperplasia": (
+        "benign prostatic hyperplasia",
+        "benign prostatic hypertrophy",
+        "bph",
+        "enlarged prostate",
+    ),
+    "osteoarthritis": ("oa", "degenerative joint disease", "djd"),
+    "rheumatoid_arthritis": ("rheumatoid arthritis",),
+    "hyperlipidemia": (
+        "hld",
+        "high cholesterol",
+        "dyslipidemia",
+        "hypercholesterolemia",
+        "elevated cholesterol",
+    ),
+    "hypothyroidism": ("underactive thyroid", "low thyroid"),
+    "hyperthyroidism": ("overactive thyroid",),
+    "irritable_bowel_syndrome": ("irritable bowel syndrome", "ibs"),
+    "inflammatory_bowel_disease": ("inflammatory bowel disease", "ibd"),
+    "human_immunodeficiency_virus": ("human immunodeficiency virus", "hiv"),
+    "covid": ("covid-19", "covid 19", "coronavirus", "sars-cov-2", "sars cov 2"),
+    "coronary_bypass": ("coronary artery bypass graft", "coronary artery bypass", "cabg", "bypass surgery"),
+    "percutaneous_coronary_intervention": ("percutaneous coronary intervention", "pci", "coronary stent"),
+    "computed_tomography": ("ct scan", "cat scan", "ct", "computed tomography"),
+    "magnetic_resonance": ("mri", "magnetic resonance imaging", "mr imaging"),
+    "xray": ("x-ray", "x ray", "xr", "radiograph", "radiography", "cxr", "chest film"),
+    "ultrasound": ("sonogram", "sonography", "ultrasonography"),
+    "electrocardiogram": ("ekg", "ecg"),
+    "echocardiogram": ("echo", "tte", "tee", "echocardiography"),
+    "hemoglobin_a1c": (
+        "hemoglobin a1c",
+        "haemoglobin a1c",
+        "hba1c",
+        "hgba1c",
+        "a1c",
+        "glycated hemoglobin",
+        "glycosylated hemoglobin",
+    ),
+    "glucose": (
+        "blood sugar",
+        "blood sugars",
+        "sugar levels",
+        "sugar level",
+        "blood glucose",
+        "bg",
+        "sugars",
+    ),
+    "white_blood_cell": (
+        "white blood cell count",
+        "white blood cells",
+        "white blood cell",
+        "wbc",
+        "white count",
+        "leukocyte count",
+    ),
+    "ldl": ("low density lipoprotein", "ldl cholesterol", "ldl-c"),
+    "hdl": ("high density lipoprotein", "hdl cholesterol", "hdl-c"),
+    "ejection_fraction": ("ejection fraction", "ef", "lvef"),
+    "tsh": ("thyroid stimulating hormone", "thyroid-stimulating hormone"),
+    "inr": ("international normalized ratio",),
+    "bnp": ("b-type natriuretic peptide", "brain natriuretic peptide", "nt-probnp", "probnp"),
+    "psa": ("prostate specific antigen", "prostate-specific antigen"),
+    "egfr_rate": ("estimated glomerular filtration rate", "glomerular filtration rate", "gfr", "egfr rate"),
+    "npo": ("nothing by mouth", "nil by mouth", "nil per os", "nothing per os"),
+    "po": ("by mouth", "per os", "orally"),
+    "iv": ("intravenous", "intravenously", "i.v."),
+    "im": ("intramuscular", "intramuscularly", "i.m."),
+    "subcutaneous": ("subq", "sq", "sc", "s.c.", "subcutaneously", "sub-q"),
+    "prn": ("as needed", "as-needed", "when needed", "p.r.n."),
+    "once_daily": (
+        "qd",
+        "q.d.",
+        "daily",
+        "once daily",
+        "once a day",
+        "every day",
+        "once per day",
+        "each day",
+        "per day",
+        "a day",
+        "qday",
+    ),
+    "twice_daily": (
+        "bid",
+        "b.i.d.",
+        "twice daily",
+        "twice a day",
+        "two times a day",
+        "2 times a day",
+        "two times daily",
+        "2 times daily",
+        "every 12 hours",
+        "q12h",
+        "q12",
+    ),
+    "three_times_daily": (
+        "tid",
+        "t.i.d.",
+        "three times daily",
+        "three times a day",
+        "3 times a day",
+        "3 times daily",
+        "every 8 hours",
+        "q8h",
+        "q8",
+    ),
+    "four_times_daily": (
+        "qid",
+        "q.i.d.",
+        "four times daily",
+        "four times a day",
+        "4 times a day",
+        "4 times daily",
+        "every 6 hours",
+        "q6h",
+        "q6",
+    ),
+    "nightly": ("qhs", "q.h.s.", "at bedtime", "every night", "before bed"),
+    "weekly": ("once weekly", "once a week", "every week", "per week", "qweek", "qwk"),
+    "history": ("h/o", "hx", "history of", "pmh", "past medical history", "medical history"),
+    "status_post": ("s/p", "status post"),
+    "patient": ("pt", "pts", "patients", "patient's"),
+    "emergency_department": ("emergency department", "emergency room"),
+    "primary_care": (
+        "primary care physician",
+        "primary care provider",
+        "pcp",
+        "family doctor",
+        "gp",
+        "general practitioner",
+    ),
+    "physical_therapy": ("physical therapy", "physiotherapy", "physio"),
+    "nsaid": (
+        "nsaids",
+        "non-steroidal anti-inflammatory",
+        "nonsteroidal anti-inflammatory",
+        "anti-inflammatory drugs",
+        "anti-inflammatories",
+        "anti-inflammatory medication",
+    ),
+    "ssri": ("ssris", "selective serotonin reuptake inhibitors", "selective serotonin reuptake inhibitor"),
+    "snri": (
+        "snris",
+        "serotonin norepinephrine reuptake inhibitors",
+        "serotonin-norepinephrine reuptake inhibitor",
+    ),
+    "ace_inhibitor": ("ace inhibitor", "ace inhibitors", "ace-inhibitor", "acei", "ace-i"),
+    "angiotensin_receptor_blocker": (
+        "angiotensin receptor blocker",
+        "angiotensin receptor blockers",
+        "angiotensin ii receptor blocker",
+        "arb",
+        "arbs",
+    ),
+    "beta_blocker": ("beta blocker", "beta blockers", "beta-blocker", "beta-blockers", "b-blocker"),
+    "calcium_channel_blocker": ("calcium channel blocker", "calcium channel blockers", "ccb"),
+    "anticoagulant": ("blood thinner", "blood thinners", "anticoagulants", "anticoagulation", "doac", "noac"),
+    "antibiotic": ("antibiotics", "antibacterial", "antimicrobial"),
+    "steroid": ("steroids", "corticosteroid", "corticosteroids", "glucocorticoid"),
+    "vomiting": ("emesis", "throwing up", "threw up", "vomited", "vomit"),
+    "diarrhea": ("diarrhoea", "loose stools", "loose stool", "watery stools"),
+    "fever": ("febrile", "fevers", "pyrexia", "elevated temperature"),
+    "no fever": ("afebrile",),
+    "no known drug allergies": ("nkda", "nka", "no known allergies"),
+    "headache": ("headaches", "cephalgia", "head pain"),
+    "dizziness": ("dizzy", "lightheaded", "light-headed", "lightheadedness", "vertigo"),
+    "fatigue": (
+        "tired",
+        "tiredness",
+        "fatigued",
+        "exhausted",
+        "exhaustion",
+        "lethargy",
+        "lethargic",
+        "malaise",
+    ),
+    "nausea": ("nauseous", "nauseated", "queasy"),
+    "edema": ("oedema", "swelling", "swollen"),
+    "pruritus": ("itching", "itchy", "itch", "itches", "itched"),
+    "syncope": ("fainting", "fainted", "passed out", "loss of consciousness", "blackout"),
+    "palpitations": ("heart racing", "racing heart", "heart pounding", "fluttering"),
+    "chest_pain": ("chest pain", "chest discomfort", "chest pressure", "chest tightness", "angina"),
+    "abdominal_pain": (
+        "abdominal pain",
+        "belly pain",
+        "stomach pain",
+        "stomach ache",
+        "stomachache",
+        "tummy pain",
+    ),
+    "back_pain": ("back pain", "backache"),
+    "cough": ("coughing", "coughs", "coughed"),
+    "pregnancy": ("pregnant", "expecting a baby", "gestation"),
+    "weight_loss": ("weight loss", "lost weight", "losing weight"),
+    "weight_gain": ("weight gain", "gained weight", "gaining weight"),
+    "kidney": ("renal", "kidneys"),
+    "liver": ("hepatic",),
+    "lung": ("pulmonary", "lungs"),
+    "heart": ("cardiac",),
+    "stomach": ("gastric",),
+    "skin": ("dermal", "cutaneous"),
+    "cancer": ("malignancy", "malignant neoplasm", "carcinoma", "cancers"),
+    "metastasis": ("metastases", "metastatic", "mets"),
+    "pneumonia": ("pna",),
+    "pneumothorax": ("ptx",),
+    "fracture": ("fx", "broken bone", "fractures", "fractured"),
+    "surgery": ("operation", "surgical", "operative", "surgeries"),
+    "medication": ("medications", "medicine", "medicines", "meds", "drug", "drugs", "pill", "pills"),
+    "physician": ("doctor", "doctors", "physicians", "provider", "providers", "clinician", "md"),
+    "follow_up": (
+        "follow up",
+        "follow-up",
+        "followup",
+        "f/u",
+        "come back",
+        "return visit",
+        "see him back",
+        "see her back",
+        "see you back",
+    ),
+    "acetaminophen": ("tylenol", "paracetamol", "apap"),
+    "ibuprofen": ("advil", "motrin"),
+    "naproxen": ("aleve", "naprosyn"),
+    "aspirin": ("asa", "acetylsalicylic acid"),
+    "furosemide": ("lasix",),
+    "hydrochlorothiazide": ("hctz",),
+    "warfarin": ("coumadin", "jantoven"),
+    "atorvastatin": ("lipitor",),
+    "simvastatin": ("zocor",),
+    "rosuvastatin": ("crestor",),
+    "pravastatin": ("pravachol",),
+    "metformin": ("glucophage",),
+    "apixaban": ("eliquis",),
+    "rivaroxaban": ("xarelto",),
+    "dabigatran": ("pradaxa",),
+    "clopidogrel": ("plavix",),
+    "escitalopram": ("lexapro", "cipralex"),
+    "sertraline": ("zoloft",),
+    "fluoxetine": ("prozac",),
+    "citalopram": ("celexa",),
+    "paroxetine": ("paxil",),
+    "bupropion": ("wellbutrin",),
+    "duloxetine": ("cymbalta",),
+    "venlafaxine": ("effexor",),
+    "levothyroxine": ("synthroid", "levoxyl", "euthyrox"),
+    "amlodipine": ("norvasc",),
+    "lisinopril": ("zestril", "prinivil"),
+    "losartan": ("cozaar",),
+    "metoprolol": ("lopressor", "toprol", "toprol xl", "toprol-xl"),
+    "carvedilol": ("coreg",),
+    "pantoprazole": ("protonix",),
+    "omeprazole": ("prilosec",),
+    "esomeprazole": ("nexium",),
+    "famotidine": ("pepcid",),
+    "fluticasone": ("flonase", "flovent"),
+    "albuterol": ("ventolin", "proair", "proventil", "salbutamol"),
+    "montelukast": ("singulair",),
+    "guaifenesin": ("robitussin", "mucinex"),
+    "diphenhydramine": ("benadryl",),
+    "loratadine": ("claritin",),
+    "cetirizine": ("zyrtec",),
+    "cephalexin": ("keflex",),
+    "amoxicillin_clavulanate": ("augmentin", "amoxicillin-clavulanate", "amoxicillin clavulanate"),
+    "azithromycin": ("zithromax", "z-pack", "z-pak", "zpack"),
+    "ciprofloxacin": ("cipro",),
+    "trimethoprim_sulfamethoxazole": ("bactrim", "septra", "tmp-smx", "trimethoprim-sulfamethoxazole"),
+    "nitrofurantoin": ("macrobid", "macrodantin"),
+    "doxycycline": ("vibramycin",),
+    "semaglutide": ("ozempic", "wegovy", "rybelsus"),
+    "tirzepatide": ("mounjaro", "zepbound"),
+    "liraglutide": ("victoza", "saxenda"),
+    "empagliflozin": ("jardiance",),
+    "dapagliflozin": ("farxiga",),
+    "sitagliptin": ("januvia",),
+    "insulin_glargine": ("lantus", "basaglar", "toujeo", "insulin glargine"),
+    "insulin_lispro": ("humalog", "insulin lispro"),
+    "gabapentin": ("neurontin",),
+    "pregabalin": ("lyrica",),
+    "cyclobenzaprine": ("flexeril",),
+    "zolpidem": ("ambien",),
+    "alprazolam": ("xanax",),
+    "lorazepam": ("ativan",),
+    "clonazepam": ("klonopin",),
+    "diazepam": ("valium",),
+    "levetiracetam": ("keppra",),
+    "valproate": ("depakote", "valproic acid", "divalproex"),
+    "lamotrigine": ("lamictal",),
+    "tramadol": ("ultram",),
+    "oxycodone": ("oxycontin", "percocet", "roxicodone"),
+    "hydrocodone": ("vicodin", "norco"),
+    "prednisone": ("deltasone",),
+    "methylprednisolone": ("medrol", "solu-medrol"),
+    "ondansetron": ("zofran",),
+    "tamsulosin": ("flomax",),
+    "finasteride": ("proscar", "propecia"),
+    "sildenafil": ("viagra", "revatio"),
+    "tadalafil": ("cialis",),
+    "spironolactone": ("aldactone",),
+    "enoxaparin": ("lovenox",),
+    "heparin": ("unfractionated heparin",),
+    "nitroglycerin": ("nitro", "ntg", "nitrostat"),
+    "isotretinoin": ("accutane",),
+    "methotrexate": ("trexall", "otrexup"),
+    "adalimumab": ("humira",),
+    "hydroxychloroquine": ("plaquenil",),
+    "allopurinol": ("zyloprim",),
+    "colchicine": ("colcrys",),
+    "latanoprost": ("xalatan",),
+}
+
+# Abbreviations spelled out for the embedding model (which does not know most of them).
+ABBREVIATIONS = _words(
+    "a-fib|a1c|acei|ace-i|afib|aki|apap|arb|arbs|asa|b.i.d.|bid|bnp|bp|bph|cabg|cad|ccb|chf|ckd|copd|cva|cxr"
+    "|dm|dm1|dm2|doac|dvt|ecg|ekg|esrd|f/u|fx|gerd|gfr|h/o|hba1c|hctz|hfpef|hfref|hld|htn|hx|ibd|ibs|iddm"
+    "|lvef|mi|niddm|nkda|npo|nsaid|nsaids|ntg|osa|p.r.n.|pci|pcp|pmh|pna|po|prn|pt|ptx|q.d.|q.h.s.|q.i.d."
+    "|q12h|q6h|q8h|qd|qhs|qid|rr|s/p|sao2|snri|snris|sob|spo2|ssri|ssris|stemi|subq|t.i.d.|t1dm|t2dm|tia"
+    "|tid|tsh|tte|uri|uti|wbc|inr|psa|ldl|hdl"
+)
+
+# --- drugs: generic name -> role group ---------------------------------------------------
+# The role groups are coarse (what a drug is for), used to tell when two texts name
+# different drugs for the same job.
+_DRUG_ROLES: dict[str, str] = {
+    # blood pressure / heart
+    "lisinopril|enalapril|ramipril|benazepril|captopril|quinapril|fosinopril|perindopril": "antihypertensive",
+    "losartan|valsartan|irbesartan|olmesartan|candesartan|telmisartan|sacubitril": "antihypertensive",
+    "amlodipine|nifedipine|diltiazem|verapamil|felodipine": "antihypertensive",
+    "metoprolol|atenolol|carvedilol|propranolol|bisoprolol|labetalol|nebivolol": "antihypertensive",
+    "hydrochlorothiazide|chlorthalidone|indapamide": "antihypertensive",
+    "clonidine|hydralazine|doxazosin|terazosin": "antihypertensive",
+    "furosemide|bumetanide|torsemide|spironolactone|eplerenone": "diuretic",
+    "atorvastatin|simvastatin|rosuvastatin|pravastatin|lovastatin|pitavastatin|ezetimibe": "lipid",
+    "warfarin|apixaban|rivaroxaban|dabigatran|edoxaban|heparin|enoxaparin|fondaparinux": "anticoagulant",
+    "aspirin|clopidogrel|ticagrelor|prasugrel": "antiplatelet",
+    "digoxin|amiodarone|sotalol|flecainide|dofetilide": "antiarrhythmic",
+    "nitroglycerin|isosorbide": "antianginal",
+    # diabetes / endocrine
+    "metformin|glipizide|glyburide|glimepiride": "antidiabetic",
+    "sitagliptin|linagliptin|saxagliptin|pioglitazone": "antidiabetic",
+    "empagliflozin|dapagliflozin|canagliflozin|semaglutide": "antidiabetic",
+    "liraglutide|dulaglutide|tirzepatide|exenatide": "antidiabetic",
+    "insulin|insulin_glargine|insulin_lispro|insulin_aspart|insulin_detemir|nph": "antidiabetic",
+    "levothyroxine|liothyronine|methimazole|propylthiouracil": "thyroid",
+    # pain / inflammation
+    "acetaminophen|ibuprofen|naproxen|celecoxib|diclofenac|meloxicam|ketorolac|indomethacin": "analgesic",
+    "tramadol|oxycodone|hydrocodone|morphine": "opioid",
+    "hydromorphone|fentanyl|codeine|methadone|buprenorphine": "opioid",
+    "prednisone|prednisolone|methylprednisolone|dexamethasone|hydrocortisone|budesonide": "steroid",
+    "gabapentin|pregabalin|duloxetine_pain": "neuropathic",
+    "cyclobenzaprine|methocarbamol|tizanidine|baclofen": "muscle_relaxant",
+    "allopurinol|febuxostat|colchicine": "gout",
+    "methotrexate|hydroxychloroquine|sulfasalazine|leflunomide|adalimumab|etanercept|infliximab": "dmard",
+    # infection
+    "amoxicillin|amoxicillin_clavulanate|penicillin|ampicillin": "antibiotic",
+    "cephalexin|cefuroxime|ceftriaxone|cefdinir": "antibiotic",
+    "azithromycin|clarithromycin|erythromycin|doxycycline|minocycline|tetracycline": "antibiotic",
+    "ciprofloxacin|levofloxacin|moxifloxacin": "antibiotic",
+    "trimethoprim_sulfamethoxazole|trimethoprim|nitrofurantoin|metronidazole": "antibiotic",
+    "clindamycin|vancomycin|linezolid|piperacillin|meropenem|gentamicin": "antibiotic",
+    "oseltamivir|acyclovir|valacyclovir|famciclovir|paxlovid|nirmatrelvir|remdesivir": "antiviral",
+    "fluconazole|nystatin|terbinafine|clotrimazole|ketoconazole": "antifungal",
+    # mental health / neuro
+    "escitalopram|sertraline|fluoxetine|citalopram|paroxetine|fluvoxamine": "antidepressant",
+    "bupropion|duloxetine|venlafaxine|desvenlafaxine": "antidepressant",
+    "mirtazapine|trazodone|amitriptyline|nortriptyline": "antidepressant",
+    "alprazolam|lorazepam|clonazepam|diazepam|buspirone|hydroxyzine": "anxiolytic",
+    "zolpidem|eszopiclone|melatonin": "hypnotic",
+    "quetiapine|olanzapine|risperidone|aripiprazole": "antipsychotic",
+    "haloperidol|lithium|ziprasidone|lurasidone": "antipsychotic",
+    "levetiracetam|valproate|lamotrigine|carbamazepine": "antiepileptic",
+    "phenytoin|topiramate|oxcarbazepine|lacosamide": "antiepileptic",
+    "sumatriptan|rizatriptan|topiramate_migraine": "migraine",
+    "donepezil|memantine|rivastigmine": "dementia",
+    "methylphenidate|amphetamine|lisdexamfetamine|atomoxetine": "stimulant",
+    # lungs / allergy / gut
+    "albuterol|levalbuterol|ipratropium|tiotropium": "respiratory",
+    "salmeterol|formoterol|fluticasone|montelukast": "respiratory",
+    "guaifenesin|dextromethorphan|benzonatate|pseudoephedrine": "cough_cold",
+    "diphenhydramine|loratadine|cetirizine|fexofenadine": "antihistamine",
+    "omeprazole|pantoprazole|esomeprazole|lansoprazole|famotidine|ranitidine|sucralfate": "acid",
+    "ondansetron|metoclopramide|promethazine|prochlorperazine": "antiemetic",
+    "docusate|senna|polyethylene_glycol|bisacodyl|lactulose|loperamide": "bowel",
+    # other
+    "tamsulosin|finasteride|oxybutynin|sildenafil|tadalafil": "urology",
+    "alendronate|calcium|vitamin_d|denosumab": "bone",
+    "latanoprost|timolol|brimonidine|dorzolamide": "eye",
+    "isotretinoin|tretinoin": "dermatology",
+}
+DRUG_ROLE: dict[str, str] = {name: role for names, role in _DRUG_ROLES.items() for name in names.split("|")}
+DRUG_CLASS_WORDS = _words(
+    "ssri|snri|nsaid|ace_inhibitor|angiotensin_receptor_blocker|beta_blocker|calcium_channel_blocker"
+    "|anticoagulant|antibiotic|steroid|statin|insulin|diuretic|antidepressant|antihistamine|antiviral"
+    "|antifungal|opioid|benzodiazepine|antipsychotic|anticonvulsant|antiepileptic|bronchodilator|inhaler"
+    "|chemotherapy|immunotherapy|vaccine|vaccination|antacid|laxative|supplement|vitamin|antiemetic"
+    "|antihypertensive|painkiller|analgesic|sedative|immunosuppressant|biologic|hormone|contraceptive"
+)
+# Suffixes of drug names not in the list above (e.g. "-pril", "-sartan").
+DRUG_SUFFIXES = (
+    "pril",
+    "sartan",
+    "olol",
+    "dipine",
+    "statin",
+    "parin",
+    "xaban",
+    "gatran",
+    "gliptin",
+    "gliflozin",
+    "glutide",
+    "azole",
+    "prazole",
+    "cillin",
+    "mycin",
+    "floxacin",
+    "cycline",
+    "cef",
+    "vir",
+    "mab",
+    "nib",
+    "oxetine",
+    "triptan",
+    "zepam",
+    "zolam",
+    "tidine",
+    "setron",
+    "sone",
+    "olone",
+    "asone",
+    "lukast",
+    "terol",
+    "tropium",
+    "thiazide",
+    "semide",
+    "pam",
+    "pine",
+    "done",
+)
+
+# --- problems, symptoms, labs ------------------------------------------------------------
+DIAGNOSIS_WORDS = _words(
+    "hypertension|hypotension|diabetes|type_2_diabetes|type_1_diabetes|myocardial_infarction|heart_failure|copd"
+    "|asthma|coronary_artery_disease|atrial_fibrillation|chronic_kidney_disease|end_stage_renal_disease"
+    "|acute_kidney_injury|gerd|urinary_tract_infection|upper_respiratory_infection|deep_vein_thrombosis"
+    "|pulmonary_embolism|stroke|transient_ischemic_attack|obstructive_sleep_apnea|benign_prostatic_hyperplasia"
+    "|osteoarthritis|rheumatoid_arthritis|hyperlipidemia|hypothyroidism|hyperthyroidism|irritable_bowel_syndrome"
+    "|inflammatory_bowel_disease|human_immunodeficiency_virus|covid|cancer|metastasis|pneumonia|pneumothorax"
+    "|fracture|infection|disease|disorder|syndrome|failure|injury|depression|anxiety|dementia|delirium|sepsis"
+    "|obesity|anemia|anaemia|cirrhosis|hepatitis|pancreatitis|appendicitis|cholecystitis|diverticulitis|colitis"
+    "|bronchitis|sinusitis|pharyngitis|otitis|cellulitis|dermatitis|eczema|psoriasis|arthritis|gout|lupus"
+    "|osteoporosis|migraine|epilepsy|seizure|seizures|parkinson|alzheimer|neuropathy|sclerosis|glaucoma|cataract"
+    "|tuberculosis|influenza|flu|strep|mononucleosis|lymphoma|leukemia|melanoma|sarcoma|adenocarcinoma|myeloma"
+    "|effusion|consolidation|atelectasis|edema|embolism|thrombosis|aneurysm|stenosis|hernia|ulcer|polyp|nodule"
+    "|mass|lesion|cyst|tear|sprain|strain|tendinitis|tendonitis|bursitis|concussion|hemorrhage|haemorrhage"
+    "|bleed|hematoma|abscess|allergy|allergic|anaphylaxis|hypoglycemia|hyperglycemia|hyperkalemia|hypokalemia"
+    "|hyponatremia|hypernatremia|dehydration|insomnia|schizophrenia|bipolar|adhd|autism|ptsd|ocd|addiction"
+    "|alcoholism|neoplasm|carcinoma|tumor|stenosis|regurgitation|murmur|arrhythmia|tachycardia|bradycardia"
+    "|cardiomyopathy|angina|vasculitis|thyroiditis|nephropathy|retinopathy|gastritis|esophagitis|hemorrhoids"
+    "|constipation_chronic|incontinence|prolapse|endometriosis|fibroids|infertility|preeclampsia|scoliosis"
+    "|radiculopathy|stenosis|spondylosis|herniation"
+)
+DIAGNOSIS_SUFFIXES = ("itis", "osis", "emia", "aemia", "oma", "pathy", "plasia", "algia", "ectasis", "trophy")
+SYMPTOM_WORDS = _words(
+    "pain|ache|aches|aching|sore|soreness|tenderness|tender|fever|chills|sweats|cough|dyspnea|wheezing|wheeze"
+    "|nausea|vomiting|diarrhea|constipation|fatigue|weakness|dizziness|headache|syncope|palpitations|chest_pain"
+    "|abdominal_pain|back_pain|edema|rash|pruritus|numbness|tingling|burning|cramping|cramps|bloating|heartburn"
+    "|bleeding|bruising|discharge|congestion|rhinorrhea|sneezing|hoarseness|stiffness|spasm|spasms|tremor"
+    "|confusion|anxiety|insomnia|appetite|weight_loss|weight_gain|thirst|polyuria|dysuria|frequency|urgency"
+    "|hematuria|blurred|blurry|vision|photophobia|tinnitus|hearing|phlegm|sputum|hemoptysis|orthopnea"
+    "|claudication|limping|limp|instability|locking|popping|swelling|itching|malaise|symptom|symptoms"
+    "|hurts|hurt|discomfort|tightness|pressure_sensation|jaundice|lump|warm|sweating"
+)
+BIOMARKER_WORDS = _words(
+    "hemoglobin_a1c|glucose|white_blood_cell|ldl|hdl|ejection_fraction|tsh|inr|bnp|psa|egfr_rate|creatinine"
+    "|bun|sodium|potassium|chloride|bicarbonate|calcium|magnesium|phosphorus|albumin|bilirubin|alt|ast|alp"
+    "|lipase|amylase|troponin|lactate|ferritin|iron|b12|folate|vitamin_d|hemoglobin|hematocrit|platelet"
+    "|platelets|cholesterol|triglycerides|lipid|lipids|crp|esr|d-dimer|procalcitonin|urinalysis|culture"
+    "|cultures|biopsy|pathology|mutation|mutations|kras|braf|egfr|alk|ros1|her2|brca|brca1|brca2|pd-l1|pdl1"
+    "|msi|tmb|er|pr|ki-67|cea|ca-125|afp|marker|markers|biomarker|level|levels|panel|count|titer|antibody"
+    "|antibodies|positive|lab|labs|test|value|values|saturation|oxygen_saturation|blood_pressure|heart_rate"
+    "|respiratory_rate|temperature|bmi|weight|spirometry|fev1|gene|genetic"
+)
+DEMOGRAPHIC_WORDS = _words(
+    "year-old|years old|year old|yo|age|aged|male|female|man|woman|boy|girl|gentleman|lady|infant|child|teen"
+    "|adolescent|elderly|caucasian|white|black|african|hispanic|latino|latina|asian|race|ethnicity|sex|gender"
+    "|born|married|single|divorced|widowed|pregnancy"
+)
+TREATMENT_WORDS = _words(
+    "medication|therapy|treatment|treated|treat|prescribed|prescription|dose|dosage|mg|mcg|tablet|tablets"
+    "|capsule|injection|infusion|inhaler|cream|ointment|drops|surgery|resection|excision|repair|replacement"
+    "|transplant|chemotherapy|radiation|radiotherapy|immunotherapy|dialysis|physical_therapy|vaccine"
+    "|vaccination|vaccinations|start|started|starting|continue|continued|increase|increased|decrease|decreased"
+    "|discontinue|discontinued|stop|stopped|refill|refilled|taper|administered|given|regimen|course|procedure"
+    "|injection|brace|splint|cast|sling|crutches|ice|rest|elevation|stretching|exercises|diet|counseling"
+    "|psychotherapy|cbt|referral|refer|referred|consult|intubated|ventilation|oxygen|stent|catheter|pacemaker"
+    "|ablation|cardioversion|antibiotic|steroid|insulin|ssri|nsaid|statin|anticoagulant|ectomy|otomy|plasty"
+)
+ALLERGY_WORDS = _words("allergy|allergies|allergic|nkda|nka|anaphylaxis|intolerance|intolerant")
+CRITICAL_FINDINGS = _words(
+    "pneumothorax|fracture|hemorrhage|haemorrhage|bleed|bleeding|pulmonary_embolism|embolism|myocardial_infarction"
+    "|stroke|malignancy|cancer|mass|metastasis|infection|pneumonia|sepsis|thrombosis|deep_vein_thrombosis"
+    "|aneurysm|dissection|obstruction|perforation|effusion|consolidation|edema|lesion|nodule|tumor|abscess"
+    "|appendicitis|ischemia|infarct|occlusion|stenosis|allergy|allergies|suicidal|ideation|chest_pain"
+    "|dyspnea|syncope|seizure|fever"
+)
+SOCIAL_ADMIN_WORDS = _words(
+    "lives|living|wife|husband|spouse|partner|children|kids|daughter|son|grandchildren|works|working|job|work"
+    "|retired|occupation|employed|unemployed|school|college|hobby|hobbies|enjoys|travel|traveled|vacation"
+    "|classes|gym|church|dog|cat|pet|appointment|scheduled|schedule|called|phone|insurance|paperwork|form|forms"
+    "|consent|understands|agrees|agreed|questions|answered|discussed|reviewed|seen|visit|visits|today|thank"
+    "|thanks|pleasure|weather|weekend|weekends|saturday|saturdays|sunday|sundays|party|parties|yard|garden"
+)
+BODY_SITES = _words(
+    "head|scalp|face|forehead|eye|eyes|ear|ears|nose|mouth|jaw|tongue|throat|neck|shoulder|shoulders|arm|arms"
+    "|elbow|elbows|forearm|wrist|wrists|hand|hands|finger|fingers|thumb|chest|breast|breasts|rib|ribs|back"
+    "|spine|abdomen|belly|stomach|flank|hip|hips|groin|pelvis|buttock|leg|legs|thigh|knee|knees|calf|shin"
+    "|ankle|ankles|foot|feet|heel|toe|toes|lung|lungs|kidney|kidneys|liver|heart|brain|ovary|ovaries|testicle"
+    "|testis|adrenal|lobe|hemithorax|ureter|carotid|femoral|radial|ulna|tibia|fibula|femur|humerus|clavicle"
+    "|scapula|patella|maxillary|frontal|temporal|parietal|occipital|upper|lower|extremity|extremities|side"
+    "|atrium|ventricle|thyroid|parotid|axilla|axillary|inguinal|sacroiliac|temporomandibular|trapezius|biceps"
+    "|triceps|hamstring|quadriceps|achilles|rotator|meniscus|acl|mcl|retina|cornea|tonsil|tonsils|sinus"
+)
+
+# --- generic words ------------------------------------------------------------------------
+STOPWORDS = _words(
+    "a|an|the|and|or|nor|but|if|then|else|of|in|on|at|to|for|from|by|with|as|into|onto|upon|about|above|below"
+    "|over|under|between|through|during|before|after|since|until|up|down|out|off|again|further|once|here|there"
+    "|when|where|why|how|all|any|both|each|few|more|most|other|some|such|only|own|same|so|than|too|very|can"
+    "|will|just|should|would|could|may|might|must|shall|is|are|was|were|be|been|being|am|have|has|had|having"
+    "|do|does|did|doing|done|this|that|these|those|it|its|itself|he|him|his|himself|she|her|hers|herself"
+    "|they|them|their|theirs|themselves|we|us|our|ours|you|your|yours|i|me|my|mine|myself|who|whom|whose"
+    "|which|what|whatever|while|also|well|still|yet|already|even|ever|really|quite|rather|somewhat|bit|lot"
+    "|lots|much|many|one|ones|thing|things|something|anything|everything|nothing|someone|anyone|everyone"
+    "|get|gets|got|getting|make|makes|made|go|goes|going|went|come|comes|came|let|lets|like|way|ways|etc"
+    "|per|via|within|without_|s|t|d|ll|re|ve|m|o|y|x|e|g|ie|eg|vs|versus|whether|because|due|although|though"
+    "|however|therefore|thus|hence|otherwise|also|overall|approximately|about|around|almost|nearly|regarding"
+    "|respect|concerning|currently|current|now|recently|recent|today|yesterday|tomorrow|patient|mr|mrs|ms"
+    "|dr|sir|madam|okay|ok|yes|yeah|yep|please|kind|sort|type_word|amount|number|part|time|times|day_word"
+    "|important|note|noted|notes|reports|reported|report|states|stated|state|says|said|say|tell|told|tells"
+    "|mentions|mentioned|describes|described|believes|believe|thinks|think|feel|feels|felt|seems|seem|appears"
+    "|appear|appeared|indicates|indicate|indicated|shows|show|showed|shown|reveals|revealed|demonstrates"
+    "|demonstrated|found|finds|find|significant|significantly|additionally|addition|including|includes|include"
+    "|included|generally|usually|typically|often|commonly|common|certain|specific|specifically|particular"
+    "|particularly|various|several|different|new|given|based|using|use|used|uses|help|helps|helped|need"
+    "|needs|needed|take_word|able|unable_word|try|tried|trying|want|wants|wanted|sure|know|known|knows"
+)
+LOW_WEIGHT_WORDS = _words(
+    "medication|physician|history|follow_up|continue|continued|continues|start|started|starting|monitor"
+    "|monitoring|monitored|recommend|recommended|recommends|plan|plans|planned|will|increase|decrease|take"
+    "|takes|taking|took|treatment|therapy|test|testing|evaluation|evaluate|evaluated|assess|assessed|exam"
+    "|examination|visit|present|presents|presented|presenting|complains|complaint|endorses|endorsed|denies"
+    "|denied|level|levels|result|results|status|condition|conditions|problem|problems|issue|issues|doing"
+    "|good|better|worse|well|normal|stable|mild|moderate|severe|small|large|left|right|bilateral|daily"
+    "|order|ordered|obtain|obtained|check|checked|repeat|repeated|consider|considered|discuss|discussed"
+    "|advise|advised|instruct|instructed|encourage|encouraged|return|experience|experiences|experiencing"
+    "|experienced|develop|develops|developed|cause|causes|caused|risk|risks|effect|effects|side|health"
+    "|healthcare|professional|care|provider|body|person|people|individual|individuals|year|years|month"
+    "|months|week|weeks|day|days|hour|hours|minute|minutes"
+)
+NUMBER_WORDS: dict[str, str] = {
+    "zero": "0",
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "eleven": "11",
+    "twelve": "12",
+    "fifteen": "15",
+    "twenty": "20",
+    "thirty": "30",
+    "forty": "40",
+    "fifty": "50",
+    "sixty": "60",
+    "hundred": "100",
+    "half": "0.5",
+}

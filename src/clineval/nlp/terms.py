@@ -1,0 +1,270 @@
+"""Text normalisation, tokens, light stemming and content terms for lexical matching.
+
+:func:`normalize` lower-cases a text and rewrites it into one vocabulary: contractions
+("doesn't" -> "does not"), number words ("two" -> "2"), and the clinical synonyms and
+abbreviations of :data:`clinical.lexicon.SYNONYMS` ("SOB" and "shortness of breath" ->
+"dyspnea", "Lexapro" -> "escitalopram", "b.i.d." -> "twice_daily"). Multi-word concepts
+become one token joined by underscores, so they match as a unit.
+
+:func:`stem` is a small suffix stripper (plural, -ing, -ed, -ly, final -e), and
+:func:`terms_match` also accepts two stems when one is a short extension of the other
+("diabet"/"diabetic"), which is enough for the morphology of clinical English.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from clineval.nlp.lexicon import ABBREVIATIONS, LOW_WEIGHT_WORDS, NUMBER_WORDS, STOPWORDS, SYNONYMS
+
+__all__ = [
+    "Token",
+    "content_stems",
+    "expand_abbreviations",
+    "normalize",
+    "stem",
+    "term_covers",
+    "terms_match",
+    "tokenize",
+]
+
+_CONTRACTIONS = [
+    (r"\bcan't\b|\bcannot\b", "can not"),
+    (r"\bwon't\b", "will not"),
+    (r"\bshan't\b", "shall not"),
+    (r"\b(\w+)n't\b", r"\1 not"),
+    (r"\b(\w+)'re\b", r"\1 are"),
+    (r"\b(\w+)'ve\b", r"\1 have"),
+    (r"\b(\w+)'ll\b", r"\1 will"),
+    (r"\b(\w+)'d\b", r"\1 would"),
+    (r"\bi'm\b", "i am"),
+    (r"\b(he|she|it|that|there|what)'s\b", r"\1 is"),
+    (r"(\w)'s\b", r"\1"),
+]
+_CONTRACTION_RES = [(re.compile(p), r) for p, r in _CONTRACTIONS]
+
+
+_PREFIX_HYPHEN = re.compile(
+    r"\b(anti|non|pre|post|re|co|sub|over|under|hyper|hypo|multi|inter|intra|extra|peri|trans)-(?=[a-z])"
+)
+_WORD_HYPHEN = re.compile(r"(?<=[a-z]{2})-(?=[a-z]{2})")
+
+
+def _dehyphenate(text: str) -> str:
+    """ "anti-depressants" -> "antidepressants", "left-sided" -> "left sided"."""
+    return _WORD_HYPHEN.sub(" ", _PREFIX_HYPHEN.sub(r"\1", text))
+
+
+def _synonym_regex() -> tuple[re.Pattern[str], dict[str, str]]:
+    table: dict[str, str] = {}
+    for canonical, variants in SYNONYMS.items():
+        for variant in (*variants, canonical.replace("_", " ")):
+            key = _dehyphenate(variant.lower())
+            if key != canonical and key not in table:
+                table[key] = canonical
+    alternatives = sorted(table, key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(a) for a in alternatives) + r")(?![\w-])")
+    return pattern, table
+
+
+_SYNONYM_RE, _SYNONYM_TABLE = _synonym_regex()
+
+
+_SPELLED_OUT = {
+    "pmh": "past medical history",
+    "hx": "history",
+    "h/o": "history of",
+    "cxr": "chest x-ray",
+    "pt": "patient",
+    "sob": "shortness of breath",
+    "dm": "diabetes mellitus",
+}
+
+
+def _abbreviation_regex() -> tuple[re.Pattern[str], dict[str, str]]:
+    table: dict[str, str] = dict(_SPELLED_OUT)
+    for canonical, variants in SYNONYMS.items():
+        phrases = [v for v in variants if " " in v]
+        if canonical in ABBREVIATIONS:
+            expansion = max(phrases, key=len) if phrases else canonical
+            table.setdefault(canonical, expansion)
+        else:
+            expansion = canonical.replace("_", " ")
+        for variant in variants:
+            if variant in ABBREVIATIONS:
+                table.setdefault(variant, expansion)
+    alternatives = sorted(table, key=len, reverse=True)
+    pattern = re.compile(
+        r"(?<![\w-])(?:" + "|".join(re.escape(a) for a in alternatives) + r")(?![\w-])", re.IGNORECASE
+    )
+    return pattern, table
+
+
+# Abbreviations that are only safe to expand in capitals ("ER" but not "er").
+_CASED = {"ER": "emergency department", "ED": "emergency department", "UA": "urinalysis"}
+_CASED_RE = re.compile(r"\b(?:" + "|".join(_CASED) + r")\b")
+
+
+_ABBREVIATION_RE, _ABBREVIATION_TABLE = _abbreviation_regex()
+
+
+@lru_cache(maxsize=32768)
+def expand_abbreviations(text: str) -> str:
+    """``text`` with clinical abbreviations spelled out ("HTN" -> "hypertension", "NPO" ->
+    "nothing by mouth"), for the embedding model, which does not know most of them."""
+    if re.search(r"[a-z]", text):
+        text = _CASED_RE.sub(lambda m: _CASED[m.group(0)], text)
+    return _ABBREVIATION_RE.sub(lambda m: _ABBREVIATION_TABLE[m.group(0).lower()], text)
+
+
+# "one" and "half" are numbers only before a unit ("one tablet", "half a day"), not in
+# "the one that", "one of them", "no one".
+_UNIT_AHEAD = (
+    r"(?=[\s-]+(?:a\s+|an\s+)?(?:tablets?|pills?|capsules?|doses?|drops?|puffs?|units?|mg|mcg|g|ml|times?|days?|weeks?"
+    r"|months?|years?|hours?|minutes?|nights?|dose|episodes?|servings?|drinks?|cigarettes?|packs?)\b)"
+)
+_NUMBER_WORD_RE = re.compile(
+    r"\b(?:(one|half)"
+    + _UNIT_AHEAD
+    + "|("
+    + "|".join(w for w in NUMBER_WORDS if w not in ("one", "half"))
+    + r"))\b"
+)
+_DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_OVER_RE = re.compile(r"(\d{2,3})\s+over\s+(\d{2,3})")
+
+
+@lru_cache(maxsize=32768)
+def normalize(text: str) -> str:
+    """Lower-cased text in the shared matching vocabulary (see the module docstring)."""
+    t = _CASED_RE.sub(lambda m: _CASED[m.group(0)], text) if re.search(r"[a-z]", text) else text
+    t = t.lower().replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    t = (
+        t.replace("–", "-")
+        .replace("—", " - ")
+        .replace("µg", "mcg")
+        .replace("μg", "mcg")
+        .replace("°", " degrees ")
+    )
+    for pattern, repl in _CONTRACTION_RES:
+        t = pattern.sub(repl, t)
+    t = _DIGIT_GROUP_RE.sub("", t)
+    t = _dehyphenate(t)
+    t = _NUMBER_WORD_RE.sub(lambda m: NUMBER_WORDS[m.group(1) or m.group(2)], t)
+    t = _OVER_RE.sub(r"\1/\2", t)
+    t = _SYNONYM_RE.sub(lambda m: _SYNONYM_TABLE[m.group(0)], t)
+    return re.sub(r"\s+", " ", t).strip()
+
+
+@dataclass(frozen=True)
+class Token:
+    """One token of a normalised text: its form, its stem, and where it starts."""
+
+    text: str
+    stem: str
+    start: int
+    kind: str
+    """``word``, ``number`` or ``punct``."""
+
+
+_TOKEN_RE = re.compile(
+    r"(?P<number>\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)*)"
+    r"|(?P<word>[a-z][a-z0-9_]*(?:[-'][a-z0-9_]+)*)"
+    r"|(?P<punct>[;:,.!?()%])"
+)
+
+
+def _undouble(word: str) -> str:
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light stem: enough to meet "coughing"/"cough", "diabetes"/"diabetic", "tests"/"test"."""
+    if "_" in word or len(word) <= 3 or not word.isalpha():
+        return word
+    w = word
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses") or w.endswith(("xes", "ches", "shes", "zes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is", "ous")) and len(w) > 3:
+        w = w[:-1]
+    if w.endswith("ing") and len(w) > 5:
+        w = _undouble(w[:-3])
+    elif w.endswith("edly") and len(w) > 6:
+        w = _undouble(w[:-4])
+    elif w.endswith("ed") and len(w) > 4:
+        w = _undouble(w[:-2])
+    elif w.endswith("ly") and len(w) > 5:
+        w = w[:-2]
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+def tokenize(normalized: str) -> list[Token]:
+    """Tokens of an already :func:`normalize`-d text."""
+    out: list[Token] = []
+    for match in _TOKEN_RE.finditer(normalized):
+        kind = match.lastgroup or "punct"
+        text = match.group(0)
+        out.append(Token(text, stem(text) if kind == "word" else text, match.start(), kind))
+    return out
+
+
+_STOP_STEMS = frozenset(stem(w) for w in STOPWORDS) | STOPWORDS
+_LOW_STEMS = frozenset(stem(w) for w in LOW_WEIGHT_WORDS) | LOW_WEIGHT_WORDS
+
+
+def is_stopword(token: Token) -> bool:
+    return token.text in STOPWORDS or token.stem in _STOP_STEMS or len(token.text) < 2
+
+
+def term_weight(term: str) -> float:
+    """Generic clinical words ("continue", "levels", "mild") count half."""
+    return 0.5 if term in _LOW_STEMS else 1.0
+
+
+def term_covers(claim_term: str, other: str) -> bool:
+    """Does ``other`` (a term of the evidence) say what ``claim_term`` says? Like
+    :func:`terms_match`, and a part of a compound concept is covered by the compound
+    ("diabetes" by "type_2_diabetes", "pain" by "chest_pain"), not the other way round."""
+    if terms_match(claim_term, other):
+        return True
+    if "_" in other and "_" not in claim_term:
+        return any(terms_match(claim_term, stem(part)) for part in other.split("_") if len(part) > 2)
+    return False
+
+
+def content_stems(text: str) -> list[str]:
+    """Stems of the content words of ``text`` (stopwords and punctuation dropped), in order."""
+    return [t.stem for t in tokenize(normalize(text)) if t.kind == "word" and not is_stopword(t)]
+
+
+@lru_cache(maxsize=262144)
+def terms_match(a: str, b: str) -> bool:
+    """Same stem, or one stem a short extension of the other ("diabet"/"diabetic")."""
+    if a == b:
+        return True
+    if "_" in a or "_" in b:
+        return False
+    # "antidepressant"/"depression", "antihypertensive"/"hypertension": anti-X is about X.
+    if a.startswith("anti") and len(a) > 8 and not b.startswith("anti"):
+        return terms_match(a[4:], b)
+    if b.startswith("anti") and len(b) > 8 and not a.startswith("anti"):
+        return terms_match(a, b[4:])
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if len(short) >= 4 and long_.startswith(short) and len(long_) - len(short) <= 4:
+        return True
+    # Shared stem with different endings: "hypertensive"/"hypertension".
+    common = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        common += 1
+    return common >= 7 and common >= 0.7 * len(short)

@@ -1,0 +1,144 @@
+"""Sentence and claim splitting on clinical text."""
+
+from __future__ import annotations
+
+import pytest
+
+from clineval.nlp.sentences import (
+    is_section_header,
+    split_claims,
+    split_sentences,
+    split_sentences_with_sections,
+)
+
+
+def test_clinical_abbreviations_do_not_split() -> None:
+    text = (
+        "Pt is a 65 y.o. male w/ hx of HTN. He got 5 mg i.v. at 3 p.m. Dr. Smith saw him. "
+        "Creatinine 1.8 mg/dL vs. 1.2 at baseline."
+    )
+    assert split_sentences(text) == [
+        "Pt is a 65 y.o. male w/ hx of HTN.",
+        "He got 5 mg i.v. at 3 p.m.",
+        "Dr. Smith saw him.",
+        "Creatinine 1.8 mg/dL vs. 1.2 at baseline.",
+    ]
+
+
+def test_missing_space_after_full_stop() -> None:
+    assert split_sentences("He was stable.Discharged home on aspirin.") == [
+        "He was stable.",
+        "Discharged home on aspirin.",
+    ]
+
+
+def test_headers_bullets_and_numbered_lists() -> None:
+    note = (
+        "HISTORY OF PRESENT ILLNESS\n\nThe patient reports knee pain.\n\n"
+        "ASSESSMENT AND PLAN\n\n1. Hypertension.\n2. Type 2 diabetes, on metformin.\n"
+        "• Respiratory: Clear to auscultation.\n- No edema.\n"
+        "CHIEF COMPLAINT: Cough."
+    )
+    sentences = split_sentences_with_sections(note)
+    assert [s.text for s in sentences] == [
+        "The patient reports knee pain.",
+        "Hypertension.",
+        "Type 2 diabetes, on metformin.",
+        "Respiratory: Clear to auscultation.",
+        "No edema.",
+        "Cough.",
+    ]
+    assert sentences[0].section == "HISTORY OF PRESENT ILLNESS"
+    assert sentences[1].section == "ASSESSMENT AND PLAN" and sentences[1].bullet
+    assert sentences[-1].section == "CHIEF COMPLAINT"
+
+
+def test_hard_wrapped_paragraph_is_joined() -> None:
+    assert split_sentences("The patient has a long history of\nhypertension and diabetes.") == [
+        "The patient has a long history of hypertension and diabetes."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "header"),
+    [
+        ("HISTORY OF PRESENT ILLNESS", True),
+        ("Assessment and Plan:", True),
+        ("PHYSICAL EXAM", True),
+        ("NO ACUTE CARDIOPULMONARY PROCESS", False),
+        ("The patient is well.", False),
+        ("BP 120/80", False),
+    ],
+)
+def test_section_headers(line: str, header: bool) -> None:
+    assert is_section_header(line) is header
+
+
+def test_empty_text() -> None:
+    assert split_sentences("") == []
+    assert split_sentences("   \n\n ") == []
+
+
+def test_claims_split_on_semicolon_and_lists() -> None:
+    assert split_claims("No evidence of pneumothorax; small left effusion.") == [
+        "No evidence of pneumothorax.",
+        "Small left effusion.",
+    ]
+    assert split_claims("The patient denies nausea, vomiting, and diarrhea.") == [
+        "The patient denies nausea.",
+        "The patient denies vomiting.",
+        "The patient denies diarrhea.",
+    ]
+    assert split_claims("BP 120/80, HR 72, RR 16, and temperature 98.6 F.") == [
+        "BP 120/80.",
+        "HR 72.",
+        "RR 16.",
+        "Temperature 98.6 F.",
+    ]
+
+
+def test_claims_split_coordinated_clauses_with_their_subject() -> None:
+    assert split_claims("He denies fever, but he felt a little warm.") == [
+        "He denies fever.",
+        "He felt a little warm.",
+    ]
+    assert split_claims("The patient denies chest pain but endorses shortness of breath.") == [
+        "The patient denies chest pain.",
+        "The patient endorses shortness of breath.",
+    ]
+    assert split_claims("His chest x-ray was unremarkable and he has received both doses.") == [
+        "His chest x-ray was unremarkable.",
+        "He has received both doses.",
+    ]
+
+
+def test_claims_keep_what_is_not_safe_to_split() -> None:
+    # Two-item coordination, a thousands separator, and "and" inside a noun phrase stay whole.
+    assert split_claims("He has pain in the left knee and right hip.") == [
+        "He has pain in the left knee and right hip."
+    ]
+    assert split_claims("Take metformin 1,000 mg, lisinopril 20 mg, and atorvastatin 40 mg daily.") == [
+        "Take metformin 1,000 mg, lisinopril 20 mg, and atorvastatin 40 mg daily."
+    ]
+    assert split_claims("Is it safe?") == ["Is it safe?"]
+
+
+def test_demographic_opener_becomes_its_own_claim() -> None:
+    claims = split_claims(
+        "Andrew Campbell is a 59-year-old male with a past medical history significant for depression, "
+        "type 2 diabetes, and hypertension."
+    )
+    assert claims == [
+        "Andrew Campbell is a 59-year-old male.",
+        "Andrew Campbell has a past medical history significant for depression.",
+        "Andrew Campbell has a past medical history significant for type 2 diabetes.",
+        "Andrew Campbell has a past medical history significant for hypertension.",
+    ]
+
+
+def test_generic_labels_are_dropped_from_claims() -> None:
+    assert split_claims("Medical Reasoning: I believe he has a viral syndrome.") == [
+        "I believe he has a viral syndrome."
+    ]
+    # A body-system label carries meaning and stays.
+    assert split_claims("Respiratory: Endorses cough.") == ["Respiratory: Endorses cough."]
