@@ -45,9 +45,30 @@ def test_parse_spec_forms() -> None:
     spec = parse_metric_spec("pkg.mod:Dose(threshold=0.5, units=['mg', 'g'], strict=true)")
     assert spec.args == {"threshold": 0.5, "units": ["mg", "g"], "strict": True}
     assert spec.result_name == "Dose"
-    for bad in ("rouge(", "rouge(1)", "rouge(**x)", "", "rouge(a=b.c())"):
+    for bad in (
+        "rouge(",
+        "rouge(1)",
+        "rouge(**x)",
+        "",
+        "rouge(a=b.c())",
+        "rouge(a=1, a=2)",
+        "rouge(a=1,,b=2)",
+    ):
         with pytest.raises(ConfigError):
             parse_metric_spec(bad)
+
+
+def test_bare_paths_and_dotted_words_are_strings() -> None:
+    spec = parse_metric_spec("tbfact(reference_facts=facts.jsonl, policy=strict)")
+    assert spec.args == {"reference_facts": "facts.jsonl", "policy": "strict"}
+    spec = parse_metric_spec("tbfact(reference_facts=../curated/facts-v2.jsonl)")
+    assert spec.args == {"reference_facts": "../curated/facts-v2.jsonl"}
+    with pytest.raises(ConfigError, match="quote it if it is text"):
+        parse_metric_spec("x(path=/tmp/a b.jsonl)")  # a space needs quotes
+    assert parse_metric_spec("x(path='/tmp/a b.jsonl')").args == {"path": "/tmp/a b.jsonl"}
+    spec = parse_metric_spec("rubric(rating_scale={1: 'poor', 5: 'good'}, instruction='a=b, c',)")
+    assert spec.args == {"rating_scale": {1: "poor", 5: "good"}, "instruction": "a=b, c"}
+    assert parse_metric_spec("rouge()").args == {}
 
 
 def test_unknown_name_lists_catalogue_and_closest() -> None:

@@ -22,7 +22,7 @@ from clineval.cli.common import _require_store, err, friendly, out, store_option
 from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, describe_validation_error, load_run_config
 from clineval.errors import ConfigError
 from clineval.judges.config import JudgeConfig
-from clineval.metrics.registry import MetricSpec, catalogue, parse_metric_spec
+from clineval.metrics.registry import MetricSpec, catalogue, parse_metric_spec, split_top_level
 from clineval.results import render
 from clineval.results.export import export_run
 from clineval.results.result import EvalResult
@@ -47,34 +47,10 @@ def metric_option(*, required: bool) -> Callable[[F], F]:
 def _split_metrics(values: Sequence[str]) -> list[MetricSpec]:
     specs: list[MetricSpec] = []
     for value in values:
-        for part in _split_top_level(value):
+        for part in split_top_level(value):
             if part.strip():
                 specs.append(parse_metric_spec(part))
     return specs
-
-
-def _split_top_level(text: str) -> list[str]:
-    """Split on commas that are not inside parentheses, brackets or quotes."""
-    parts: list[str] = []
-    current: list[str] = []
-    depth, quote = 0, ""
-    for ch in text:
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(ch)
-    parts.append("".join(current))
-    return parts
 
 
 def _pairs(values: Sequence[str], what: str) -> dict[str, str]:

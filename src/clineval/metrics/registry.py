@@ -17,6 +17,7 @@ import contextlib
 import difflib
 import importlib
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,8 +171,51 @@ class MetricSpec(BaseModel):
         return f"{self.alias}={text}" if self.alias else text
 
 
+def split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside parentheses, brackets or quotes."""
+    parts: list[str] = []
+    current: list[str] = []
+    depth, quote = 0, ""
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+#: A value written without quotes that is not a Python literal: a word, a path, a dotted name.
+_BARE = re.compile(r"[^\s,()\[\]{}'\"=]+")
+
+
+def _value(raw: str, text: str) -> Any:
+    """A setting's value: a Python literal, else a bare word or path taken as a string."""
+    try:
+        return _literal(ast.parse(raw, mode="eval").body, text)
+    except (SyntaxError, ConfigError):
+        if _BARE.fullmatch(raw):
+            return raw
+        raise ConfigError(f"metric {text!r}: cannot read the value {raw!r}; quote it if it is text") from None
+
+
 def parse_metric_spec(text: str) -> MetricSpec:
-    """Parse ``[ALIAS=]NAME[(key=value, ...)]``; values are Python literals or bare words."""
+    """Parse ``[ALIAS=]NAME[(key=value, ...)]``.
+
+    Values are Python literals (numbers, quoted strings, lists, dicts), ``true``/``false``/
+    ``none``, or bare words and paths (``tool_name=get_labs``, ``reference_facts=facts.jsonl``)
+    taken as strings.
+    """
     text = text.strip()
     if not text:
         raise ConfigError("empty metric name")
@@ -185,19 +229,20 @@ def parse_metric_spec(text: str) -> MetricSpec:
     if paren:
         if not rest.rstrip().endswith(")"):
             raise ConfigError(f"metric {text!r}: missing closing parenthesis")
-        try:
-            call = ast.parse(f"f({rest.rstrip()[:-1]})", mode="eval").body
-        except SyntaxError:
-            raise ConfigError(
-                f"metric {text!r}: settings must look like NAME(key=value, key2=value2)"
-            ) from None
-        assert isinstance(call, ast.Call)
-        if call.args:
-            raise ConfigError(f"metric {text!r}: settings must be given as key=value")
-        for keyword in call.keywords:
-            if keyword.arg is None:
+        body = rest.rstrip()[:-1]
+        parts = split_top_level(body)
+        for index, part in enumerate(parts):
+            if not part.strip():
+                if index == len(parts) - 1 and (index > 0 or not body.strip()):
+                    continue  # a trailing comma, or no settings at all: NAME()
+                raise ConfigError(f"metric {text!r}: settings must look like NAME(key=value, key2=value2)")
+            key, eq, raw = part.partition("=")
+            key = key.strip()
+            if not eq or not key.isidentifier():
                 raise ConfigError(f"metric {text!r}: settings must be given as key=value")
-            args[keyword.arg] = _literal(keyword.value, text)
+            if key in args:
+                raise ConfigError(f"metric {text!r}: the setting {key!r} is given twice")
+            args[key] = _value(raw.strip(), text)
     if not name:
         raise ConfigError(f"metric {text!r}: no metric name")
     return MetricSpec(name=name, args=args, alias=alias)
