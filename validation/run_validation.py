@@ -143,12 +143,16 @@ async def kqa_entailment(prims: Primitives, rows: list[dict[str, str]]) -> dict[
     for index, row in enumerate(rows):
         by_answer[row["answer"]].append(index)
     predicted: list[str] = [""] * len(rows)
+    lenient: list[str] = [""] * len(rows)
     partial = 0
     started = time.perf_counter()
     for answer, indices in by_answer.items():
         verdicts = await prims.check_facts([rows[i]["claim"] for i in indices], answer)
         for i, verdict in zip(indices, verdicts, strict=True):
             predicted[i] = kqa_label(verdict)
+            lenient[i] = (
+                "Entailment" if verdict.label == "partial" and verdict.reason != "incorrect" else predicted[i]
+            )
             partial += verdict.label == "partial"
     elapsed = time.perf_counter() - started
     majority = [r["majority_label"] for r in rows]
@@ -163,6 +167,9 @@ async def kqa_entailment(prims: Primitives, rows: list[dict[str, str]]) -> dict[
         "kappa_majority": with_ci(cohen_kappa, predicted, majority, labels=list(KQA_LABELS)),
         "accuracy_majority": with_ci(accuracy, predicted, majority),
         "kappa_physician": [with_ci(cohen_kappa, predicted, p, labels=list(KQA_LABELS)) for p in physicians],
+        "kappa_majority_partial_as_entailment": with_ci(
+            cohen_kappa, lenient, majority, labels=list(KQA_LABELS)
+        ),
         "binary_kappa_majority": with_ci(
             cohen_kappa,
             [p == "Entailment" for p in predicted],
@@ -361,7 +368,18 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
     lines.append(
         row("κ vs majority, entailed or not (2 labels)", lambda r: fmt(r["kqa"]["binary_kappa_majority"]))
     )
-    lines.append(row("judge labels E/N/C", lambda r: _dist(r["kqa"]["judge_labels"])))
+    lines.append(
+        row(
+            "κ vs majority, partial counted as Entailment",
+            lambda r: fmt(r["kqa"]["kappa_majority_partial_as_entailment"]),
+        )
+    )
+    lines.append(
+        row(
+            "judge labels E/N/C (of which partial)",
+            lambda r: f"{_dist(r['kqa']['judge_labels'])} ({r['kqa']['judge_partial']})",
+        )
+    )
     lines.append(row("seconds", lambda r: str(r["kqa"]["seconds"])))
     first = results[judges[0]]["kqa"]
     lines.append("\nPhysicians among themselves (the ceiling): ")

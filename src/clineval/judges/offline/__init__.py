@@ -11,15 +11,21 @@ from clineval.judges.offline.judge import OfflineJudge
 from clineval.judges.offline.primitives import OfflinePrimitives
 from clineval.judges.offline.thresholds import HEURISTIC_VERSION, Thresholds
 
+MEASURED_AGREEMENT: dict[str, str] = {
+    "entailment vs K-QA physicians' majority (399 pairs)": "kappa 0.30, accuracy 0.69 (physicians among "
+    "themselves: kappa 0.67-0.76)",
+    "MEDEC inserted errors (574 texts)": "AUC 0.93 of TBFact precision; error sentence flagged in 86%",
+    "refusal detection (MedSafetyBench vs K-QA, 651 answers)": "kappa 0.99",
+}
+"""Agreement of the offline judge with human labels on public data, from
+``python validation/run_validation.py`` (figures and intervals in docs/validation.md)."""
+
 OFFLINE_NOTICE = (
     "Scored by the offline judge: deterministic heuristics (claim splitting, MiniLM similarity, "
-    "negation, number, side, drug and date checks) that approximate an LLM judge; "
-    "use an LLM judge (--judge openai:MODEL) for definitive factuality scores."
+    "negation, number, side, drug and date checks) that approximate an LLM judge. Measured: "
+    + "; ".join(f"{k}: {v}" for k, v in MEASURED_AGREEMENT.items())
+    + " (docs/validation.md). Use an LLM judge (--judge openai:MODEL) for definitive factuality scores."
 )
-
-MEASURED_AGREEMENT: dict[str, str] = {}
-"""Agreement of the offline judge with human or LLM labels, by data set, filled in by the
-validation step (e.g. ``{"k-qa entailment (held-out half)": "accuracy 0.71, kappa 0.40"}``)."""
 
 __all__ = [
     "HEURISTIC_VERSION",
