@@ -178,7 +178,7 @@ async def kqa_entailment(prims: Primitives, rows: list[dict[str, str]]) -> dict[
     }
     pairs = [(0, 1), (0, 2), (1, 2)]
     out["physician_pairs"] = {
-        f"{a}-{b}": with_ci(cohen_kappa, physicians[a], physicians[b], labels=list(KQA_LABELS))
+        f"{a + 1}-{b + 1}": with_ci(cohen_kappa, physicians[a], physicians[b], labels=list(KQA_LABELS))
         for a, b in pairs
     }
     out["physician_vs_majority"] = [
@@ -384,7 +384,7 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
     first = results[judges[0]]["kqa"]
     lines.append("\nPhysicians among themselves (the ceiling): ")
     lines.append(
-        ", ".join(f"κ {pair} = {fmt(v)}" for pair, v in first["physician_pairs"].items())
+        ", ".join(f"κ physicians {pair} = {fmt(v)}" for pair, v in first["physician_pairs"].items())
         + "; each against the majority (which includes them): "
         + ", ".join(fmt(v) for v in first["physician_vs_majority"])
         + f"; Fleiss' κ of the three = {first['physicians_fleiss']['value']:.2f}. "
