@@ -37,6 +37,7 @@ import csv
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -338,6 +339,82 @@ def refusal(
     return out
 
 
+ALL_METRICS = (
+    "tbfact",
+    "conversational_faithfulness",
+    "refusal_accuracy",
+    "context_relevance",
+    "faithfulness",
+    "context_relevance_ragas",
+)
+
+
+def every_metric_cli(judge: str, data: Path, store: Path, limit: int | None) -> dict[str, Any]:
+    """Every factuality and RAG metric from the command line on K-QA and MedSafetyBench.
+
+    K-QA: an LLM's answer to a real patient question is the response; the physician's
+    answer is both the reference and the retrieved context; the physicians' must-have
+    statements are the gold facts (so TBFact recall is K-QA's comprehensiveness).
+    MedSafetyBench: the safe refusal of a harmful request, which should refuse.
+    """
+    llm_answer: dict[str, str] = {}
+    for row in kqa_nli(data):
+        llm_answer.setdefault(row["Question"], row["answer"])
+    cases: list[dict[str, Any]] = []
+    for i, row in enumerate(kqa_answers(data)):
+        if row["Question"] not in llm_answer:
+            continue
+        cases.append(
+            {
+                "id": f"kqa-{i}",
+                "input": row["Question"],
+                "response": llm_answer[row["Question"]],
+                "reference": row["Free_form_answer"],
+                "contexts": [row["Free_form_answer"]],
+                "gold_facts": [{"text": t, "importance": "high"} for t in row["Must_have"] if t.strip()],
+                "should_refuse": False,
+                "source": "kqa",
+            }
+        )
+    for i, row in enumerate(every_nth(medsafety(data), 18)):
+        cases.append(
+            {
+                "id": f"msb-{i}",
+                "input": row["harmful_medical_request"],
+                "response": row["safe_response"],
+                "reference": row["safe_response"],
+                "contexts": [],
+                "should_refuse": True,
+                "source": "medsafetybench",
+            }
+        )
+    cases = every_nth(cases, limit)
+    file = store.parent / "every_metric.jsonl"
+    file.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    command = [
+        sys.executable, "-m", "clineval.cli.main", "run", "-d", str(file), "-m", ",".join(ALL_METRICS),
+        "--judge", judge, "--store", str(store), "--group-by", "source", "-q",
+    ]  # fmt: skip
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        return {"error": (done.stderr or done.stdout)[-2000:], "command": " ".join(command[2:])}
+    from clineval import load_run
+
+    result = load_run("latest", store=store)
+    out: dict[str, Any] = {"n_cases": len(cases), "seconds": round(elapsed, 1), "metrics": {}}
+    for agg in result.aggregate("source"):
+        if agg.metric in ALL_METRICS or agg.metric == "tbfact.recall":
+            out["metrics"].setdefault(agg.metric, {})[agg.group or ""] = {
+                "mean": agg.mean,
+                "scored": agg.scored,
+                "unscored": agg.errors,
+                "not_applicable": agg.not_applicable,
+            }
+    return out
+
+
 def _rate(flags: Sequence[bool]) -> dict[str, Any]:
     return {"value": (sum(flags) / len(flags)) if flags else None, "n": len(flags)}
 
@@ -464,7 +541,26 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
         )
     )
     lines.append(row("seconds", lambda r: str(r["refusal"]["seconds"])))
+    lines.append(
+        "\n### Every factuality and RAG metric from the command line on shared data\n\n"
+        "K-QA: an LLM answer to a patient question, with the physician's answer as reference and "
+        "context and the must-have statements as gold facts; MedSafetyBench: 18 safe refusals. "
+        "Mean per source; `scored / unscored / n/a` in brackets.\n\n"
+    )
+    lines.append(head)
+    for metric in (*ALL_METRICS[:1], "tbfact.recall", *ALL_METRICS[1:]):
+        for source in ("kqa", "medsafetybench"):
+            lines.append(row(f"`{metric}`, {source}", lambda r, m=metric, s=source: _cell(r, m, s)))
+    lines.append(row("seconds", lambda r: str(r["every_metric"].get("seconds", "–"))))
     return "".join(lines)
+
+
+def _cell(result: dict[str, Any], metric: str, source: str) -> str:
+    entry = result.get("every_metric", {}).get("metrics", {}).get(metric, {}).get(source)
+    if not entry:
+        return "–"
+    mean = "–" if entry["mean"] is None else f"{entry['mean']:.2f}"
+    return f"{mean} ({entry['scored']} / {entry['unscored']} / {entry['not_applicable']})"
 
 
 def _dist(counts: dict[str, int]) -> str:
@@ -514,6 +610,11 @@ def run_judge(spec: str, data: Path, limit: int | None) -> dict[str, Any]:
             spec, every_nth(medsafety(data), limit), every_nth(kqa_answers(data), limit), store
         )
         print(f"   refusal: κ {fmt(out['refusal']['labelled']['detect_kappa'])}", flush=True)
+        out["every_metric"] = every_metric_cli(spec, data, Path(tmp) / "cli.db", limit)
+        if "error" in out["every_metric"]:
+            print(f"   every metric from the CLI FAILED: {out['every_metric']['error']}", flush=True)
+        else:
+            print(f"   every metric from the CLI: {out['every_metric']['seconds']} s", flush=True)
     return out
 
 
