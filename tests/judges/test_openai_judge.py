@@ -191,6 +191,90 @@ async def test_unsupported_response_format_falls_back(llm_server: ScriptedServer
     assert formats == ["json_schema", "json_object", "json_object"]
 
 
+# What llama-cpp-python's server does: json_schema is refused with HTTP 500 naming
+# response_format, and {"type": "json_object", "schema": ...} is honoured with a grammar.
+REFUSE_JSON_SCHEMA = {
+    "response_format": "json_schema",
+    "status": 500,
+    "error_message": "response_format.type: Input should be 'text' or 'json_object'",
+}
+
+
+async def test_json_schema_refused_falls_back_to_json_object_with_the_schema(
+    llm_server: ScriptedServer,
+) -> None:
+    llm_server.set_script(
+        {
+            "rules": [REFUSE_JSON_SCHEMA, {"response_format": "json_object", "json": GOOD}],
+            "default": {"status": 400, "error_message": "expected a json_object request"},
+        }
+    )
+    judge = make_judge(llm_server, max_attempts=3)
+    assert (await judge.ask(MESSAGES, Verdict)).output.rating == 5
+    # the fallback sticks: the next call goes straight to json_object with the schema
+    assert (await judge.ask(MESSAGES[1:], Verdict)).output.rating == 5
+    await judge.aclose()
+    formats = [r["body"].get("response_format") for r in llm_server.requests()]
+    # a refused response_format is not retried: one request, then the next stage
+    assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]
+    schema = formats[0]["json_schema"]["schema"]
+    assert formats[1] == formats[2] == {"type": "json_object", "schema": schema}
+    assert schema["properties"]["rating"]["type"] == "integer"
+
+
+async def test_fallback_chain_ends_with_plain_json_object_then_text(llm_server: ScriptedServer) -> None:
+    refuse = {"status": 400, "error_message": "unsupported response_format"}
+    llm_server.set_script(
+        {
+            "rules": [
+                {"response_format": "json_schema", **refuse},
+                {"response_format": "json_object", "times": 2, **refuse},
+                {"response_format": "text", "json": GOOD},
+            ],
+        }
+    )
+    judge = make_judge(llm_server)
+    assert (await judge.ask(MESSAGES, Verdict)).output.rating == 5
+    await judge.aclose()
+    formats = [r["body"].get("response_format") for r in llm_server.requests()]
+    assert formats[0]["type"] == "json_schema"
+    assert formats[1]["type"] == "json_object" and "schema" in formats[1]
+    assert formats[2] == {"type": "json_object"}
+    assert formats[3] is None
+
+
+async def test_a_late_refusal_never_moves_the_fallback_back(llm_server: ScriptedServer) -> None:
+    import asyncio
+
+    refuse = {"status": 400, "error_message": "unsupported response_format"}
+    llm_server.set_script(
+        {
+            "rules": [
+                # the slow request's json_schema refusal arrives after the fast request has
+                # already fallen back past json_object with the schema
+                {"pattern": "slow", "response_format": "json_schema", "delay_s": 0.5, **refuse},
+                {"response_format": "json_schema", **refuse},
+                {"response_format": "json_object", "times": 1, **refuse},
+            ],
+            "default": {"json": GOOD},
+        }
+    )
+    judge = make_judge(llm_server, concurrency=2)
+    slow = asyncio.ensure_future(judge.ask([{"role": "user", "content": "slow"}], Verdict))
+    await asyncio.sleep(0.05)
+    fast = await judge.ask([{"role": "user", "content": "fast"}], Verdict)
+    assert fast.output.rating == 5 and (await slow).output.rating == 5
+    assert (await judge.ask(MESSAGES, Verdict)).output.rating == 5
+    await judge.aclose()
+    requests = llm_server.requests()
+    sent = [(r["body"]["messages"][-1]["content"], r["body"].get("response_format")) for r in requests]
+    plain = {"type": "json_object"}
+    assert [f for text, f in sent if text == "fast"][-1] == plain
+    # after its late refusal the slow request goes on with plain JSON mode, not with the schema
+    assert [f for text, f in sent if text == "slow"][-1] == plain
+    assert sent[-1][1] == plain
+
+
 async def test_adaptive_concurrency_backs_off_on_rate_limits(llm_server: ScriptedServer) -> None:
     import asyncio
 

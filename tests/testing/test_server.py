@@ -102,6 +102,35 @@ async def test_rule_order_pattern_model_and_times(
     assert await _ask(client, "unrelated") == "default"
 
 
+async def test_rule_condition_on_response_format(
+    llm_server: ScriptedServer, client: openai.AsyncOpenAI
+) -> None:
+    llm_server.set_script(
+        {
+            "rules": [
+                {"response_format": "json_schema", "status": 400, "error_message": "no json_schema here"},
+                {"response_format": "json_object", "content": "json mode"},
+                {"response_format": "text", "content": "plain text"},
+            ],
+        }
+    )
+    schema_format: Any = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}}
+    with pytest.raises(openai.BadRequestError, match="no json_schema here"):
+        await client.chat.completions.create(
+            model=MODEL, messages=_messages("hi"), response_format=schema_format
+        )
+    answer = await client.chat.completions.create(
+        model=MODEL, messages=_messages("hi"), response_format={"type": "json_object"}
+    )
+    assert answer.choices[0].message.content == "json mode"
+    # "text" matches an explicit text format and a request without any format
+    answer = await client.chat.completions.create(
+        model=MODEL, messages=_messages("hi"), response_format={"type": "text"}
+    )
+    assert answer.choices[0].message.content == "plain text"
+    assert await _ask(client, "hi") == "plain text"
+
+
 async def test_no_rule_and_no_default_is_a_400(
     llm_server: ScriptedServer, client: openai.AsyncOpenAI
 ) -> None:
@@ -293,6 +322,7 @@ async def test_streaming_is_refused(llm_server: ScriptedServer, client: openai.A
         ({"rules": [{"pattern": "x"}]}, "exactly one of"),
         ({"rules": [{"content": "x", "time": 1}]}, "unknown key"),
         ({"rules": [{"content": "x", "times": 0}]}, "at least 1"),
+        ({"rules": [{"content": "x", "response_format": {"type": "text"}}]}, "must be a string"),
         ({"rules": [{"status": 200}]}, "HTTP error status"),
         ({"rules": [{"content": "x", "retry_after": 1}]}, "only go with status"),
         ({"default": {"pattern": "x", "content": "x"}}, "unknown key"),

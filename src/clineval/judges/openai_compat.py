@@ -19,7 +19,7 @@ import os
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
 from yarl import URL
@@ -37,6 +37,24 @@ from clineval.resilience import (
 
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+FormatStage = Literal["json_schema", "json_object_schema", "json_object", "text"]
+"""How the output format is asked for, from the most to the least constrained.
+
+``json_schema``: OpenAI structured outputs (``{"type": "json_schema", "json_schema": ...}``);
+``json_object_schema``: JSON mode with the schema beside it (``{"type": "json_object",
+"schema": ...}``), which llama.cpp-style servers (llama-cpp-python, whose server refuses
+``json_schema``) turn into a grammar that constrains the output to the schema;
+``json_object``: plain JSON mode; ``text``: no ``response_format`` at all.
+When the server refuses a stage's ``response_format``, the backend falls back to the next
+stage (and stays there for later calls)."""
+
+_FALLBACK: dict[FormatStage, FormatStage] = {
+    "json_schema": "json_object_schema",
+    "json_object_schema": "json_object",
+    "json_object": "text",
+}
+_STAGE_ORDER: tuple[FormatStage, ...] = ("json_schema", "json_object_schema", "json_object", "text")
 
 
 class EndpointError(Exception):
@@ -146,18 +164,23 @@ def _format_json(response_format: dict[str, Any]) -> str:
     # The JSON schema dict is the same object for every call with one output schema (see
     # structured.json_schema_of), so its encoding is kept by identity; the entry holds the
     # dict itself, so the id cannot be reused by another object while it is cached.
+    # The same holds for JSON mode with the schema beside it ({"type": "json_object", "schema"}).
     spec = response_format.get("json_schema")
-    if spec is None:
+    if spec is not None:
+        schema, name = spec["schema"], spec["name"]
+    elif response_format.get("schema") is not None:
+        schema, name = response_format["schema"], ""
+    else:
         return json.dumps(response_format)
-    key = (id(spec["schema"]), spec["name"])
+    key = (id(schema), str(response_format.get("type")), name)
     cached = _FORMAT_CACHE.get(key)
-    if cached is None or cached[0] is not spec["schema"]:
-        cached = (spec["schema"], json.dumps(response_format, ensure_ascii=False))
+    if cached is None or cached[0] is not schema:
+        cached = (schema, json.dumps(response_format, ensure_ascii=False))
         _FORMAT_CACHE[key] = cached
     return cached[1]
 
 
-_FORMAT_CACHE: dict[tuple[int, str], tuple[Any, str]] = {}
+_FORMAT_CACHE: dict[tuple[int, str, str], tuple[Any, str]] = {}
 
 
 class OpenAIBackend:
@@ -182,7 +205,7 @@ class OpenAIBackend:
         self.policy = policy or RetryPolicy()
         self.limiter = AdaptiveLimiter(concurrency)
         self.retries = 0
-        self._fallback_mode: ResponseMode | None = None
+        self._fallback_stage: FormatStage | None = None
         self._concurrency = max(concurrency, 1)
         self.azure = azure_endpoint is not None
         self._headers = {"content-type": "application/json", "accept": "application/json"}
@@ -228,16 +251,33 @@ class OpenAIBackend:
             "seed": self.seed,
         }
 
+    def _stage(self, mode: ResponseMode) -> FormatStage:
+        """The stage a request in ``mode`` goes out with: the mode, or a fallback past it."""
+        if self._fallback_stage is None:
+            return mode
+        return max(mode, self._fallback_stage, key=_STAGE_ORDER.index)
+
+    def _fall_back_from(self, stage: FormatStage) -> None:
+        """The server refused ``stage``: later requests use the next stage (never an earlier
+        one, when concurrent requests refused different stages)."""
+        following = _FALLBACK.get(stage, "text")
+        if self._fallback_stage is None or _STAGE_ORDER.index(following) > _STAGE_ORDER.index(
+            self._fallback_stage
+        ):
+            self._fallback_stage = following
+
+    @staticmethod
     def _response_format(
-        self, mode: ResponseMode, schema_name: str, json_schema: dict[str, Any]
+        stage: FormatStage, schema_name: str, json_schema: dict[str, Any]
     ) -> dict[str, Any] | None:
-        mode = self._fallback_mode or mode
-        if mode == "json_schema":
+        if stage == "json_schema":
             return {
                 "type": "json_schema",
                 "json_schema": {"name": schema_name[:64], "schema": json_schema, "strict": False},
             }
-        if mode == "json_object":
+        if stage == "json_object_schema":
+            return {"type": "json_object", "schema": json_schema}
+        if stage == "json_object":
             return {"type": "json_object"}
         return None
 
@@ -262,7 +302,8 @@ class OpenAIBackend:
             payload["seed"] = self.seed
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
-        response_format = self._response_format(mode, schema_name, json_schema)
+        stage = self._stage(mode)
+        response_format = self._response_format(stage, schema_name, json_schema)
         body = _request_body(payload, messages, response_format)
 
         def note_retry(exc: BaseException, attempt: int) -> None:
@@ -287,7 +328,7 @@ class OpenAIBackend:
                     f"({_describe(exc)})"
                 ) from None
             if response_format is not None and _mentions_response_format(exc):
-                self._fallback_mode = "json_object" if response_format["type"] == "json_schema" else "text"
+                self._fall_back_from(stage)
                 return await self.chat(
                     messages,
                     schema_name=schema_name,

@@ -52,6 +52,9 @@ Script format
                                        # "content" of all request messages joined by
                                        # newlines; absent = matches every request
           "model": "gpt-test",         # exact request model; absent = any model
+          "response_format": "json_schema",  # the request's response_format.type
+                                       # ("text" also matches a request without a
+                                       # response_format); absent = any format
           "times": 2,                  # answers only its first 2 matching requests,
                                        # later ones fall through to the next rules
           "delay_s": 0.3,              # sleep before answering (asyncio.sleep)
@@ -124,7 +127,7 @@ DEFAULT_MODEL = "scripted-model"
 _ACTION_KEYS = frozenset({"content", "json", "status", "malformed_body"})
 _STATUS_KEYS = frozenset({"retry_after", "error_message"})
 _DEFAULT_KEYS = _ACTION_KEYS | _STATUS_KEYS | {"delay_s"}
-_RULE_KEYS = _DEFAULT_KEYS | {"pattern", "model", "times"}
+_RULE_KEYS = _DEFAULT_KEYS | {"pattern", "model", "response_format", "times"}
 _SCRIPT_KEYS = frozenset({"rules", "default", "delay_s"})
 
 # A truncated ChatCompletion: what a proxy that cuts a response short would deliver.
@@ -166,6 +169,7 @@ class _Rule:
     model: str | None
     times: int | None
     action: _Action
+    response_format: str | None = None
     used: int = 0
 
 
@@ -265,7 +269,8 @@ def compile_script(script: Mapping[str, Any]) -> _Script:
         if times is not None and times < 1:
             raise ScriptError(f"{where}.times must be at least 1")
         action = _compile_action(spec, where, _RULE_KEYS)
-        rules.append(_Rule(regex, _optional_str(spec, "model", where), times, action))
+        response_format = _optional_str(spec, "response_format", where)
+        rules.append(_Rule(regex, _optional_str(spec, "model", where), times, action, response_format))
     default: _Action | None = None
     if script.get("default") is not None:
         if not isinstance(script["default"], Mapping):
@@ -300,6 +305,14 @@ def _prompt_text(body: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _format_type(body: Mapping[str, Any]) -> str:
+    """The request's ``response_format.type``; ``text`` when it asks for no format."""
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") is not None:
+        return str(response_format["type"])
+    return "text"
+
+
 def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
     kind, code = _ERROR_KINDS.get(
         status, ("server_error" if status >= 500 else "invalid_request_error", None)
@@ -326,11 +339,13 @@ class _ServerState:
         self.chat_requests = 0
         self.max_in_flight = self.in_flight
 
-    def choose(self, prompt: str, model: str) -> _Action:
+    def choose(self, prompt: str, model: str, response_format: str = "text") -> _Action:
         for rule in self.script.rules:
             if rule.times is not None and rule.used >= rule.times:
                 continue
             if rule.model is not None and rule.model != model:
+                continue
+            if rule.response_format is not None and rule.response_format != response_format:
                 continue
             if rule.regex is not None and rule.regex.search(prompt) is None:
                 continue
@@ -373,7 +388,7 @@ def create_app(script: Mapping[str, Any] | None = None, *, delay_s: float = 0.0)
             return _error(400, "streaming is not supported by the scripted server")
         model = body.get("model") or request.path_params.get("deployment") or DEFAULT_MODEL
         prompt = _prompt_text(body)
-        action = state.choose(prompt, str(model))
+        action = state.choose(prompt, str(model), _format_type(body))
         delay = state.delay_s + action.delay_s
         if delay > 0:
             await asyncio.sleep(delay)
