@@ -623,6 +623,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--judge", action="append", help="judge spec (repeatable); default: offline")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     parser.add_argument("--limit", type=int, help="at most this many items per data set (quick check)")
+    parser.add_argument(
+        "--llm-limit",
+        type=int,
+        help="at most this many items per data set for judges other than 'offline' (slow or paid endpoints); "
+        "the tables show each judge's n",
+    )
     parser.add_argument("--write-docs", action="store_true", help="update the figures in docs/validation.md")
     args = parser.parse_args(argv)
     judges = list(args.judge or ["offline"])
@@ -634,7 +640,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, Any]] = {}
     for spec in judges:
-        results[spec] = run_judge(spec, args.data, args.limit)
+        limit = args.limit if spec == "offline" or args.llm_limit is None else args.llm_limit
+        results[spec] = run_judge(spec, args.data, limit)
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
         (RESULTS / f"{name}.json").write_text(
             json.dumps(results[spec], indent=2, default=str), encoding="utf-8"
@@ -648,6 +655,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         command = (
             "python validation/run_validation.py "
             + " ".join(f"--judge {j}" for j in judges)
+            + (f" --llm-limit {args.llm_limit}" if args.llm_limit is not None else "")
             + " --write-docs"
         )
         write_docs(block, command)

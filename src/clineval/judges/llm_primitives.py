@@ -271,10 +271,16 @@ class RelevantSentencesAnswer(NumberedAnswer):
     sentences: list[SentenceRelevanceItem]
 
 
+#: Bounds written into the schemas of open-ended lists (never enforced on parsing): servers
+#: that constrain output with a grammar (llama.cpp) then cannot ramble to the context limit.
+MAX_FACTS = 400
+MAX_FACT_CHARS = 600
+
+
 class ExtractedFact(_Answer):
     """One atomic, self-contained fact."""
 
-    text: str
+    text: str = Field(json_schema_extra={"maxLength": MAX_FACT_CHARS})
     category: str
     importance: Importance
 
@@ -310,7 +316,9 @@ class FactExtractionAnswer(_Answer):
 class StatementsAnswer(_Answer):
     """The self-contained statements of an answer."""
 
-    statements: list[str]
+    statements: list[str] = Field(
+        json_schema_extra={"maxItems": MAX_FACTS, "items": {"type": "string", "maxLength": MAX_FACT_CHARS}}
+    )
 
     @field_validator("statements")
     @classmethod
@@ -416,7 +424,13 @@ def fact_extraction_schema(categories: tuple[str, ...]) -> type[FactExtractionAn
         "FactExtractionAnswer",
         __base__=FactExtractionAnswer,
         __module__=__name__,
-        facts=(list[item], Field(description="The facts in the order of the text; [] if there are none")),
+        facts=(
+            list[item],
+            Field(
+                description="The facts in the order of the text; [] if there are none",
+                json_schema_extra={"maxItems": MAX_FACTS},
+            ),
+        ),
     )
     answer.categories = categories
     return answer
