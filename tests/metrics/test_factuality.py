@@ -235,3 +235,19 @@ def test_bad_reference_facts_file_names_file_and_line(tmp_path: Path) -> None:
 def test_mismatched_verdict_count_is_refused() -> None:
     with pytest.raises(ValueError, match="2 facts but 1 verdicts"):
         fact_checks("precision", [Fact(text="a"), Fact(text="b")], [Verdict(label="entailed")])
+
+
+def test_headline_sub_scores_come_first() -> None:
+    # result tables show the first eight sub-scores of a metric: the headline ones
+    checks = fact_checks("precision", [Fact(text="p", importance="high")], [Verdict(label="entailed")])
+    keys = list(tbfact_scores(checks, checks))
+    assert keys[:8] == [
+        "precision",
+        "recall",
+        "f1",
+        "recall_high",
+        "f1_strict",
+        "f1_lenient",
+        "distortions",
+        "omissions",
+    ]

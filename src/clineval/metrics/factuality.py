@@ -165,7 +165,8 @@ def tbfact_scores(
     out["unsupported"] = float(
         sum(c.label == "not_entailed" and c.reason == "missing" for c in precision_checks)
     )
-    return out
+    first = [k for k in HEADLINE if k in out]
+    return {**{k: out[k] for k in first}, **{k: v for k, v in out.items() if k not in first}}
 
 
 async def check_against(prims: Primitives, facts: Sequence[Fact], evidence: str) -> list[Verdict]:
