@@ -12,9 +12,9 @@ from clineval.judges.offline.thresholds import DEFAULT_THRESHOLDS, Thresholds
 __all__ = ["OfflineJudge"]
 
 _ASK_REFUSAL = (
-    "the offline judge only answers the built-in factuality and RAG primitives (TBFact, the ASTRID "
-    "triad, faithfulness, context relevance); free-form judge metrics such as 'rubric' need an LLM "
-    "judge: pass --judge openai:MODEL (or azure, or scripted:FILE) or set CLINEVAL_JUDGE"
+    "needs an LLM judge (--judge openai:MODEL, azure, or CLINEVAL_JUDGE): the offline judge only "
+    "answers the built-in factuality and RAG primitives (TBFact, the ASTRID triad, faithfulness, "
+    "context relevance), not free-form criteria"
 )
 
 
