@@ -630,6 +630,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         "the tables show each judge's n",
     )
     parser.add_argument("--write-docs", action="store_true", help="update the figures in docs/validation.md")
+    parser.add_argument(
+        "--reuse",
+        action="append",
+        default=[],
+        help="a judge spec whose figures are read from validation/results/ instead of measured again "
+        "(e.g. a slow endpoint measured earlier)",
+    )
     args = parser.parse_args(argv)
     judges = list(args.judge or ["offline"])
     extra = os.environ.get("CLINEVAL_VALIDATION_JUDGE")
@@ -640,12 +647,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, Any]] = {}
     for spec in judges:
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
+        saved = RESULTS / f"{name}.json"
+        if spec in args.reuse:
+            if not saved.is_file():
+                sys.exit(f"--reuse {spec}: no saved figures at {saved}")
+            print(f"== judge {spec}: figures read from {saved}", flush=True)
+            results[spec] = json.loads(saved.read_text(encoding="utf-8"))
+            continue
         limit = args.limit if spec == "offline" or args.llm_limit is None else args.llm_limit
         results[spec] = run_judge(spec, args.data, limit)
-        name = re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
-        (RESULTS / f"{name}.json").write_text(
-            json.dumps(results[spec], indent=2, default=str), encoding="utf-8"
-        )
+        saved.write_text(json.dumps(results[spec], indent=2, default=str), encoding="utf-8")
     block = markdown(results)
     print()
     print(block)
@@ -656,6 +668,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "python validation/run_validation.py "
             + " ".join(f"--judge {j}" for j in judges)
             + (f" --llm-limit {args.llm_limit}" if args.llm_limit is not None else "")
+            + "".join(f" --reuse {j}" for j in args.reuse)
             + " --write-docs"
         )
         write_docs(block, command)

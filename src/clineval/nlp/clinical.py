@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from clineval.nlp.lexicon import BODY_SITES, DRUG_CLASS_WORDS, DRUG_ROLE, DRUG_SUFFIXES
-from clineval.nlp.terms import is_stopword, tokenize
+from clineval.nlp.terms import Token, is_stopword, tokenize
 
 __all__ = [
     "DateMention",
@@ -441,9 +441,28 @@ def extract_sides(normalized: str) -> list[SideMention]:
         if not site:
             anatomical = False
             for t in tokens[i + 1 : i + 4]:
+                if t.kind == "punct" and t.text in ";.,":
+                    break
+                if t.text in ("side", "sides", "sided"):
+                    continue  # "on the right side": what it qualifies comes before
                 if t.kind == "word" and not is_stopword(t) and t.text not in _SIDE_WORDS:
                     site = t.stem
                     break
+        if not site:
+            # A side after what it qualifies ("pneumothorax on the right", "pain, left side"):
+            # the nearest body-site word before it in the clause, else the content words there.
+            before: list[Token] = []
+            for t in reversed(tokens[max(0, i - 6) : i]):
+                if t.kind == "punct" and t.text in ";.":
+                    break
+                if t.kind == "word" and not is_stopword(t) and t.text not in _SIDE_WORDS:
+                    before.append(t)
+            sites = [t for t in before if t.text in BODY_SITES and t.text not in ("upper", "lower", "side")]
+            if sites:
+                site, anatomical = sites[0].stem, True
+            elif before:
+                site = before[0].stem
+                context = {t.stem for t in before[:3]}
         if site:
             out.append(SideMention(side, site, token.start, anatomical, frozenset(context)))
     return out

@@ -657,6 +657,7 @@ STOPWORDS = _words(
     "|included|generally|usually|typically|often|commonly|common|certain|specific|specifically|particular"
     "|particularly|various|several|different|new|given|based|using|use|used|uses|help|helps|helped|need"
     "|needs|needed|take_word|able|unable_word|try|tried|trying|want|wants|wanted|sure|know|known|knows"
+    "|seen|observed|identified|detected|visualized|visualised|evident|apparent|documented"
 )
 LOW_WEIGHT_WORDS = _words(
     "medication|physician|history|follow_up|continue|continued|continues|start|started|starting|monitor"

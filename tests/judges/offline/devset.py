@@ -36,6 +36,11 @@ DEV_SET: list[tuple[str, str, str, str | None]] = [
     # laterality
     (CXR, "Small right pneumothorax.", "not_entailed", "incorrect"),
     (KNEE, "Left knee pain resolved.", "not_entailed", "incorrect"),
+    # laterality written after what it qualifies, in the claim or in the evidence
+    (CXR, "A pneumothorax was detected on the right.", "not_entailed", "incorrect"),
+    (CXR, "A right pneumothorax was seen.", "not_entailed", "incorrect"),
+    ("Knee pain on the right side.", "Left knee pain.", "not_entailed", "incorrect"),
+    ("Knee pain on the right side.", "Right knee pain.", "entailed", None),
     # numbers, units, frequency, drug
     (MEDS, "He takes lisinopril 20 mg daily.", "entailed", None),
     (MEDS, "Lisinopril 5 mg daily.", "not_entailed", "incorrect"),
