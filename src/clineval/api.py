@@ -26,7 +26,7 @@ from clineval.datasets import Dataset, fingerprint_cases, load_dataset
 from clineval.errors import ConfigError, field_errors
 from clineval.judges.base import Judge
 from clineval.judges.config import JudgeConfig, build_judge, default_judge_config
-from clineval.metrics.base import Metric
+from clineval.metrics.base import Metric, higher_is_better
 from clineval.metrics.registry import MetricSpec, build_metric, resolve_metric
 from clineval.model import Case, DatasetInfo, RunRecord
 from clineval.results.result import EvalResult
@@ -183,6 +183,7 @@ def _new_record(
         created_at=time.time(),
         config=stored,
         metrics=[m.name for m in metrics],
+        lower_is_better=[m.name for m in metrics if not higher_is_better(m)],
         judge=_judge_record(judge, judge_config),
         dataset=DatasetInfo(
             source=dataset_source.source if isinstance(dataset_source, Dataset) else dataset_source,

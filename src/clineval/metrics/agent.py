@@ -18,6 +18,7 @@ class Latency(BaseMetric):
     """Seconds the agent took to return its response (not applicable when the call failed)."""
 
     requires = ("agent_run",)
+    higher_is_better = False
 
     def score(self, case: Case, ctx: ScoreContext) -> Score:
         assert case.agent_run is not None
@@ -37,6 +38,7 @@ class Failure(BaseMetric):
     """1 when the agent call raised, timed out or returned an invalid output; 0 otherwise."""
 
     requires = ("agent_run",)
+    higher_is_better = False
 
     def score(self, case: Case, ctx: ScoreContext) -> Score:
         assert case.agent_run is not None

@@ -124,6 +124,8 @@ class BaseMetric:
     requires: tuple[str, ...] = ()
     description: str = ""
     needs_judge: bool = False
+    higher_is_better: bool = True
+    """False for metrics where a smaller value is better (latency, failure, error rates)."""
 
     def score(self, case: Case, ctx: ScoreContext) -> Score | Awaitable[Score]:
         raise NotImplementedError
@@ -257,6 +259,11 @@ class FunctionMetric(BaseMetric):
         if inspect.isawaitable(result):
             result = await result
         return to_score(result, self.name)
+
+
+def higher_is_better(metric: Metric) -> bool:
+    """Whether a larger value of this metric is better (the default for any metric)."""
+    return bool(getattr(metric, "higher_is_better", True))
 
 
 def missing_fields(metric: Metric, case: Case) -> list[str]:

@@ -46,6 +46,8 @@ class RunRecord(BaseModel):
     error: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     metrics: list[str] = Field(default_factory=list)
+    lower_is_better: list[str] = Field(default_factory=list)
+    """The metrics (of ``metrics``) where a smaller value is better, e.g. latency."""
     judge: dict[str, Any] | None = None
     dataset: DatasetInfo
     tags: dict[str, str] = Field(default_factory=dict)
