@@ -19,6 +19,8 @@ from rich.table import Table
 
 from clineval import api
 from clineval.cli.common import _require_store, err, friendly, out, store_option
+from clineval.cli.gating import GateOptions, apply_gates, expected_metrics, gate_options
+from clineval.cli.suite import is_suite_file, resume_suite_run, run_suite_file, suite_extras
 from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, describe_validation_error, load_run_config
 from clineval.errors import ConfigError
 from clineval.judges.config import JudgeConfig
@@ -27,6 +29,7 @@ from clineval.results import render
 from clineval.results.export import export_run
 from clineval.results.result import EvalResult
 from clineval.store.sqlite import RunStore
+from clineval.suites.runner import is_suite_record
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,7 +67,7 @@ def _pairs(values: Sequence[str], what: str) -> dict[str, str]:
 
 
 def _show(result: EvalResult, by: str | None, cases: bool, all_sub_scores: bool = False) -> None:
-    render.print_result(result, out, by=by, cases=cases, all_sub_scores=all_sub_scores)
+    render.print_result(result, out, by=by, cases=cases, all_sub_scores=all_sub_scores, extra=suite_extras(result))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -105,6 +108,7 @@ def cli() -> None:
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @store_option
+@gate_options
 @friendly
 def run(
     run_file: str | None,
@@ -126,6 +130,7 @@ def run(
     retry_errors: bool,
     quiet: bool,
     store_path: str,
+    gates: GateOptions,
 ) -> None:
     """Run an evaluation from a RUN_FILE (YAML) and/or options, and show the results."""
     progress = None if not quiet else False
@@ -157,6 +162,14 @@ def run(
                 f"--resume continues a run with its own data, agent, metrics and tags; {', '.join(given)} "
                 "cannot change them (to score a stored run with other metrics use 'clineval score')"
             )
+        gates.check_before_run(store_path, resume=resume)
+        if _is_suite_run(resume, store_path):
+            outcome = resume_suite_run(
+                resume, store_path=store_path, judge=judge_config, quiet=quiet, retry_errors=retry_errors
+            )
+            _show(outcome.result, group_by, show_cases)
+            apply_gates(outcome.result, gates)
+            return
         result = api.evaluate(
             resume=resume,
             store=store_path,
@@ -167,9 +180,42 @@ def run(
             cache=None if no_cache else api.UNSET,
         )
         _show(result, group_by, show_cases)
+        apply_gates(result, gates)
         return
     if retry_errors:
         raise ConfigError("--retry-errors goes with --resume RUN_ID")
+    if run_file and is_suite_file(run_file):
+        given = [
+            option
+            for option, value in {
+                "--data": data,
+                "--metric": specs,
+                "--agent": agent,
+                "--map": mapping,
+                "--agent-timeout": agent_timeout,
+                "--agent-attempts": agent_attempts,
+                "--concurrency": concurrency,
+            }.items()
+            if value
+        ]
+        if given:
+            raise ConfigError(
+                f"{run_file} is a suite: its pipeline, evaluators and cases come from the file; "
+                f"{', '.join(given)} cannot change them"
+            )
+        gates.check_before_run(store_path)
+        outcome = run_suite_file(
+            run_file,
+            judge=judge_config,
+            name=name,
+            tags=_pairs(tags, "--tag"),
+            store_path=store_path,
+            no_cache=no_cache,
+            quiet=quiet,
+        )
+        _show(outcome.result, group_by, show_cases)
+        apply_gates(outcome.result, gates)
+        return
     config = load_run_config(run_file) if run_file else RunConfig()
     updates: dict[str, Any] = {}
     if data:
@@ -209,8 +255,16 @@ def run(
         raise ConfigError(describe_validation_error(exc, "options")) from None
     if config.data is None:
         raise ConfigError("no dataset: give --data FILE or 'data:' in the run file")
+    gates.check_before_run(config.store, metrics=expected_metrics(config))
     result = api.evaluate(config=config, progress=progress)
     _show(result, config.group_by, show_cases)
+    apply_gates(result, gates)
+
+
+def _is_suite_run(run_ref: str, store_path: str) -> bool:
+    _require_store(store_path)
+    with RunStore(store_path) as store:
+        return is_suite_record(store.get_run(run_ref))
 
 
 def _judge_option(value: str | None) -> JudgeConfig | None:
@@ -381,8 +435,10 @@ def _register_commands() -> None:
     """Commands defined in their own modules."""
     from clineval.cli.agreement import agreement_command
     from clineval.cli.facts import facts_command
+    from clineval.cli.suite import validate_command
 
     cli.add_command(facts_command)
+    cli.add_command(validate_command)
     cli.add_command(agreement_command)
 
 

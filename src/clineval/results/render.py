@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 
 from clineval.model import RunRecord
@@ -98,8 +98,10 @@ def print_result(
     by: str | None = None,
     cases: bool = False,
     all_sub_scores: bool = False,
+    extra: RenderableType | None = None,
 ) -> None:
-    """The run header, the aggregate table, unscored reasons and where the data is."""
+    """The run header, the aggregate table, ``extra`` (e.g. a suite's case table), unscored
+    reasons and where the data is."""
     run = result.run
     console.print(run_header(run))
     notice = judge_notice(run)
@@ -122,6 +124,8 @@ def print_result(
     if by:
         grouped = [a for a in result.aggregate(by) if "." not in a.metric]
         console.print(aggregates_table(grouped, title=f"By {by}", by=by))
+    if extra is not None:
+        console.print(extra)
     total_unscored = sum(result.unscored().values())
     if total_unscored:
         console.print(

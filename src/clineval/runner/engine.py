@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from clineval.errors import ClinevalError, JudgeConfigurationError, RunInterrupted
@@ -37,6 +37,8 @@ class RunPlan:
     agent: AgentCaller | None = None
     judge: Judge | None = None
     scoring_concurrency: int = 16
+    redact: Callable[[str], str] | None = None
+    """Masks secrets in messages before they are stored (suites read secrets from the environment)."""
 
 
 @dataclass
@@ -60,7 +62,9 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
     merged: dict[str, Case] = {}
     produced: list[ResultRecord] = []
     need_agent = [c for c in plan.cases if plan.agent is not None and c.id not in outputs]
-    pending = sum(1 for c in plan.cases for m in plan.metrics if (c.id, m.name) not in done)
+    pending = sum(
+        1 for c in plan.cases for m in plan.metrics if (c.id, m.name) not in done and _selects(m, c)
+    )
     score_queue: asyncio.Queue[tuple[Case, Metric] | None] = asyncio.Queue(
         maxsize=max(plan.scoring_concurrency * 4, 64)
     )
@@ -68,7 +72,7 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
 
     async def enqueue(case: Case) -> None:
         for metric in plan.metrics:
-            if (case.id, metric.name) not in done:
+            if (case.id, metric.name) not in done and _selects(metric, case):
                 await score_queue.put((case, metric))
 
     async def score_worker() -> None:
@@ -89,6 +93,8 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
                 duration_s=time.perf_counter() - started,
                 created_at=time.time(),
             )
+            if plan.redact is not None:
+                result = _redacted(result, plan.redact)
             writer.result(result)
             produced.append(result)
             progress.scored(score.status == "error")
@@ -100,6 +106,9 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
             if case is None:
                 return
             output = await plan.agent.run(case)
+            if plan.redact is not None and output.agent_run.error:
+                run_ = output.agent_run.model_copy(update={"error": plan.redact(output.agent_run.error)})
+                output = output.model_copy(update={"agent_run": run_})
             writer.output(run_id, case.id, output)
             progress.agent_done(output.agent_run.failed)
             merged[case.id] = output.apply_to(case)
@@ -162,6 +171,24 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
     order = {case.id: i for i, case in enumerate(plan.cases)}
     produced.sort(key=lambda r: (order[r.case_id], r.metric))
     return RunOutcome(record, [merged.get(c.id, c) for c in plan.cases], produced)
+
+
+def _selects(metric: Metric, case: Case) -> bool:
+    """Whether ``metric`` scores ``case``; a metric may decline cases with ``selects(case) -> False``."""
+    selects = getattr(metric, "selects", None)
+    return True if selects is None else bool(selects(case))
+
+
+def _redacted(result: ResultRecord, redact: Callable[[str], str]) -> ResultRecord:
+    score = result.score
+    update = {
+        key: redact(value)
+        for key in ("error", "explanation")
+        if isinstance(value := getattr(score, key), str)
+    }
+    if not update:
+        return result
+    return result.model_copy(update={"score": score.model_copy(update=update)})
 
 
 def _resume_hint(store: RunStore, run_id: str) -> str:

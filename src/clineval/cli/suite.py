@@ -1,0 +1,101 @@
+"""Suites on the command line: ``clineval run SUITE.yaml`` and ``clineval validate FILE``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import click
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from clineval.cli.common import err, friendly, out
+from clineval.config import DEFAULT_CACHE, load_run_config
+from clineval.errors import ConfigError
+from clineval.judges.config import JudgeConfig
+from clineval.metrics.registry import build_metric
+from clineval.results.result import EvalResult
+from clineval.store.sqlite import RunStore
+from clineval.suites.loader import load_suite
+from clineval.suites.runner import SuiteOutcome, aresume_suite, run_suite
+from clineval.suites.schema import looks_like_suite
+from clineval.suites.source import load_document
+from clineval.suites.table import case_table, disclaimer_of
+
+
+def is_suite_file(path: str | Path) -> bool:
+    """True when the file is a seed-002 suite (an evaluation header with pipeline/evaluators/cases)."""
+    doc = load_document(path)
+    return looks_like_suite(doc.data)
+
+
+def run_suite_file(
+    path: str,
+    *,
+    judge: JudgeConfig | None,
+    name: str | None,
+    tags: Mapping[str, str],
+    store_path: str,
+    no_cache: bool,
+    quiet: bool,
+) -> SuiteOutcome:
+    """Run a suite file and return its outcome (the caller shows it)."""
+    outcome = run_suite(
+        path,
+        judge=judge,
+        store=store_path,
+        cache=None if no_cache else DEFAULT_CACHE,
+        name=name,
+        tags=tags,
+        progress=None if not quiet else False,
+    )
+    return outcome
+
+
+def resume_suite_run(
+    run_id: str, *, store_path: str, judge: JudgeConfig | None, quiet: bool, retry_errors: bool
+) -> SuiteOutcome:
+    from clineval.api import _run_sync
+
+    store = RunStore(store_path)
+    record = store.get_run(run_id)
+    return _run_sync(
+        aresume_suite(
+            record, store=store, judge=judge, progress=None if not quiet else False, retry_errors=retry_errors
+        )
+    )
+
+
+def suite_extras(result: EvalResult) -> RenderableType | None:
+    """A suite run's case table and disclaimer (``None`` for other runs)."""
+    table = case_table(result)
+    if table is None:
+        return None
+    disclaimer = disclaimer_of(result)
+    if not disclaimer:
+        return table
+    return Group(table, Text.assemble(("disclaimer: ", "italic"), " ".join(disclaimer.split())))
+
+
+@click.command(name="validate")
+@click.argument("file", type=click.Path(dir_okay=False))
+@friendly
+def validate_command(file: str) -> None:
+    """Check a suite or run file without running it; list every problem with its line."""
+    if not Path(file).exists():
+        raise ConfigError(f"file not found: {file}")
+    if is_suite_file(file):
+        suite = load_suite(file)
+        evaluators = ", ".join(suite.evaluators)
+        out.print(
+            f"[green]ok[/]: suite {suite.id!r}: {len(suite.cases)} cases, evaluators {evaluators}, "
+            f"pipeline {suite.header.pipeline.class_}, judge {suite.judge.label}",
+            highlight=False,
+        )
+        return
+    config = load_run_config(file)
+    for spec in config.metrics:
+        build_metric(spec, base_dir=config.folder)
+    if config.data is not None and not config.data_path().exists():  # type: ignore[union-attr]
+        raise ConfigError(f"{file}: data file not found: {config.data_path()}")
+    err.print(f"[green]ok[/]: run file with {len(config.metrics)} metrics", highlight=False)

@@ -1,0 +1,383 @@
+"""Loading a suite file: the whole file is checked first, and every problem is reported at once.
+
+Each problem names the file, the line and the field: an unknown evaluator in a case's
+``metrics``, a case without evaluations, a ``class`` that does not import, an evaluator
+name used twice, a constructor argument the class does not take, a case listed but not
+defined (or defined but not listed), a field path that does not parse, and so on.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from clineval.errors import ConfigError
+from clineval.importing import import_object
+from clineval.judges.config import JudgeConfig, default_judge_config
+from clineval.suites.binding import BoundEvaluator, import_target
+from clineval.suites.paths import parse_path
+from clineval.suites.pipeline import PipelineEvaluator, SuiteCase
+from clineval.suites.schema import CASE_FIELDS, HEADER_KEYS, CaseSpec, SuiteHeader
+from clineval.suites.source import Document, PathKey, Problem, SuiteError, load_document
+
+
+@dataclass
+class Suite:
+    """A validated suite, ready to run."""
+
+    id: str
+    file: Path
+    header: SuiteHeader
+    cases: list[SuiteCase]
+    evaluators: dict[str, BoundEvaluator]
+    pipeline_class: type[PipelineEvaluator]
+    document: Document
+    judge: JudgeConfig
+    secrets: set[str] = field(default_factory=set)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.file.resolve().parent
+
+    def case(self, case_id: str) -> SuiteCase:
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise KeyError(case_id)
+
+
+def _did_you_mean(name: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(name, options, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+class _Checker:
+    def __init__(self, doc: Document, file: Path, env: Mapping[str, str], judge: JudgeConfig | None):
+        self.doc = doc
+        self.file = file
+        self.env = env
+        self.judge_override = judge
+        self.problems: list[Problem] = list(doc.problems)
+
+    def add(self, path: PathKey, message: str) -> None:
+        self.problems.append(self.doc.problem(path, message))
+
+    def run(self) -> Suite | None:
+        data = self.doc.data
+        if data is None and self.problems:
+            return None
+        if not isinstance(data, dict):
+            self.add((), "a suite is a mapping: the evaluation id with its header, then one section per case")
+            return None
+        headers = [k for k, v in data.items() if isinstance(v, dict) and HEADER_KEYS & set(v)]
+        if not headers:
+            self.add(
+                (),
+                "no evaluation header: a top-level key holding description, pipeline, evaluators and cases",
+            )
+            return None
+        for extra in headers[1:]:
+            self.add((extra,), f"one evaluation per file; {headers[0]!r} is already one (split the file)")
+        eval_id = headers[0]
+        header = self._header(eval_id, data[eval_id])
+        evaluators: dict[str, BoundEvaluator] = {}
+        pipeline_class: type[PipelineEvaluator] | None = None
+        judge = self.judge_override or (header.judge if header else None) or default_judge_config()
+        if header is not None:
+            evaluators = self._evaluators(eval_id, header, judge)
+            pipeline_class = self._pipeline(eval_id, header)
+        cases = self._cases(eval_id, data, header, evaluators, pipeline_class)
+        if self.problems or header is None or pipeline_class is None:
+            return None
+        secrets = set(self.doc.secrets)
+        for bound in evaluators.values():
+            secrets |= bound.secrets
+        return Suite(
+            id=str(eval_id),
+            file=self.file,
+            header=header,
+            cases=cases,
+            evaluators=evaluators,
+            pipeline_class=pipeline_class,
+            document=self.doc,
+            judge=judge,
+            secrets=secrets,
+        )
+
+    def _header(self, eval_id: str, value: Any) -> SuiteHeader | None:
+        try:
+            return SuiteHeader.model_validate(value)
+        except ValidationError as exc:
+            self.problems += self.doc.validation_problems(exc, (eval_id,))
+            return None
+
+    def _evaluators(self, eval_id: str, header: SuiteHeader, judge: JudgeConfig) -> dict[str, BoundEvaluator]:
+        bound: dict[str, BoundEvaluator] = {}
+        first_at: dict[str, int] = {}
+        for i, spec in enumerate(header.evaluators):
+            path: PathKey = (eval_id, "evaluators", i)
+            if spec.name in first_at:
+                where = self.doc.where((eval_id, "evaluators", first_at[spec.name], "name"))
+                self.add(
+                    (*path, "name"),
+                    f"evaluator name {spec.name!r} is used twice "
+                    f"(first at line {where.line if where else '?'})",
+                )
+                continue
+            first_at[spec.name] = i
+            source = "class" if spec.class_ is not None else "metric"
+            try:
+                item = BoundEvaluator(spec, base_dir=self.file.resolve().parent, judge=judge, env=self.env)
+            except ConfigError as exc:
+                self.add((*path, source), str(exc))
+                continue
+            problems = item.constructor_problems(spec.args)
+            for message in problems:
+                self.add((*path, "args"), message)
+            if not problems:
+                try:
+                    item.instance()
+                except ConfigError as exc:
+                    self.add((*path, "args" if spec.args else source), str(exc))
+                    continue
+            bound[spec.name] = item
+        return bound
+
+    def _pipeline(self, eval_id: str, header: SuiteHeader) -> type[PipelineEvaluator] | None:
+        path: PathKey = (eval_id, "pipeline", "class")
+        try:
+            cls = import_object(
+                import_target(header.pipeline.class_),
+                base_dir=self.file.resolve().parent,
+                what="pipeline class",
+            )
+        except ConfigError as exc:
+            self.add(path, str(exc))
+            return None
+        if not (inspect.isclass(cls) and issubclass(cls, PipelineEvaluator)):
+            self.add(
+                path,
+                f"{header.pipeline.class_} is not a PipelineEvaluator subclass "
+                "(subclass clineval.suites.SuitePipeline and write generate_responses)",
+            )
+            return None
+        if inspect.isabstract(cls):
+            missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+            self.add(
+                path, f"{header.pipeline.class_} does not implement {missing} (or subclass SuitePipeline)"
+            )
+            return None
+        if cls.params_model is not None:
+            try:
+                cls.params_model.model_validate(header.pipeline.params)
+            except ValidationError as exc:
+                self.problems += self.doc.validation_problems(exc, (eval_id, "pipeline"))
+        return cls
+
+    def _cases(
+        self,
+        eval_id: str,
+        data: dict[str, Any],
+        header: SuiteHeader | None,
+        evaluators: dict[str, BoundEvaluator],
+        pipeline_class: type[PipelineEvaluator] | None,
+    ) -> list[SuiteCase]:
+        listed = header.cases if header else []
+        seen: set[str] = set()
+        for i, case_id in enumerate(listed):
+            if case_id in seen:
+                self.add((eval_id, "cases", i), f"case {case_id!r} is listed twice")
+            seen.add(case_id)
+            if case_id not in data:
+                self.add(
+                    (eval_id, "cases", i),
+                    f"case {case_id!r} has no section in this file"
+                    + _did_you_mean(case_id, [k for k in data if k != eval_id]),
+                )
+        for key in data:
+            if key != eval_id and key not in seen:
+                self.add(
+                    (key,), f"{key!r} is not listed under {eval_id}.cases{_did_you_mean(key, list(seen))}"
+                )
+        cases: list[SuiteCase] = []
+        names = list(evaluators) if header else []
+        declared = {spec.name for spec in header.evaluators} if header else set()
+        for case_id in dict.fromkeys(listed):
+            if case_id not in data:
+                continue
+            built = self._case(case_id, data[case_id], header, names, declared, evaluators, pipeline_class)
+            if built is not None:
+                cases.append(built)
+        return cases
+
+    def _case(
+        self,
+        case_id: str,
+        value: Any,
+        header: SuiteHeader | None,
+        names: list[str],
+        declared: set[str],
+        evaluators: dict[str, BoundEvaluator],
+        pipeline_class: type[PipelineEvaluator] | None,
+    ) -> SuiteCase | None:
+        base: PathKey = (case_id,)
+        if not isinstance(value, dict):
+            self.add(base, "a case section is a mapping with metrics and evaluations")
+            return None
+        missing_evaluations = "evaluations" not in value
+        if missing_evaluations:
+            self.add(base, "the case has no evaluations: list at least one {query, ground_truth}")
+        try:
+            spec = CaseSpec.model_validate(value)
+        except ValidationError as exc:
+            found = self.doc.validation_problems(exc, base)
+            if missing_evaluations:
+                found = [p for p in found if p.field != f"{case_id}.evaluations"]
+            self.problems += found
+            return None
+        ok = True
+        metrics_seen: set[str] = set()
+        for j, name in enumerate(spec.metrics):
+            if header is not None and name not in declared:
+                self.add(
+                    (*base, "metrics", j),
+                    f"unknown evaluator {name!r}{_did_you_mean(name, sorted(declared))}",
+                )
+                ok = False
+            if name in metrics_seen:
+                self.add((*base, "metrics", j), f"evaluator {name!r} is listed twice")
+            metrics_seen.add(name)
+        settings: dict[str, dict[str, Any]] = {}
+        for key, setting in spec.settings.items():
+            path = (*base, key)
+            if header is not None and key not in declared:
+                self.add(
+                    path,
+                    "unknown field: neither a case field ("
+                    + ", ".join(sorted(CASE_FIELDS))
+                    + ") nor an evaluator name"
+                    + _did_you_mean(key, sorted(declared | CASE_FIELDS)),
+                )
+                ok = False
+                continue
+            if key not in spec.metrics:
+                self.add(
+                    path, f"settings for evaluator {key!r}, which this case does not run (add it to metrics)"
+                )
+                ok = False
+                continue
+            if not isinstance(setting, dict):
+                self.add(path, "per-case evaluator settings are a mapping of constructor arguments")
+                ok = False
+                continue
+            bound = evaluators.get(key)
+            if bound is not None:
+                merged = {**bound.spec.args, **setting}
+                for message in bound.constructor_problems(merged):
+                    self.add(path, message)
+                    ok = False
+            settings[key] = setting
+        generates = pipeline_class.generates_responses() if pipeline_class is not None else True
+        used: set[str] = set()
+        for i, item in enumerate(spec.evaluations):
+            path = (*base, "evaluations", i)
+            try:
+                parse_path(item.query)
+            except ValueError as exc:
+                self.add((*path, "query"), str(exc))
+                ok = False
+            for j, name in enumerate(item.metrics or []):
+                if name not in spec.metrics:
+                    self.add(
+                        (*path, "metrics", j),
+                        f"{name!r} is not in this case's metrics ({', '.join(spec.metrics)})",
+                    )
+                    ok = False
+            used |= set(item.metrics or spec.metrics)
+            given = "response" in value["evaluations"][i]
+            if pipeline_class is not None and generates and given:
+                self.add(
+                    (*path, "response"),
+                    f"the pipeline {pipeline_class.__name__} generates the responses; remove 'response' here "
+                    "(or use a pipeline without generate_responses)",
+                )
+                ok = False
+            if pipeline_class is not None and not generates and not given:
+                self.add(
+                    path,
+                    f"no response: the pipeline {pipeline_class.__name__} has no generate_responses, so each "
+                    "evaluation needs a 'response'",
+                )
+                ok = False
+        for j, name in enumerate(spec.metrics):
+            bound = evaluators.get(name)
+            if bound is not None and bound.per_item and name not in used:
+                self.add((*base, "metrics", j), f"no evaluation of this case selects evaluator {name!r}")
+                ok = False
+        context = self._context(spec.context, (*base, "context"))
+        items = []
+        for i, item in enumerate(spec.evaluations):
+            if isinstance(item.context, dict):
+                built = self._context(item.context, (*base, "evaluations", i, "context"))
+                items.append(item.model_copy(update={"context": built}))
+            else:
+                items.append(item)
+        if not ok:
+            return None
+        return SuiteCase(
+            id=str(case_id),
+            description=spec.description,
+            input=spec.input,
+            metadata=dict(spec.metadata),
+            context=context,
+            evaluations=items,
+            metrics=list(spec.metrics),
+            settings=settings,
+            conversation=spec.conversation,
+            scores=spec.scores,
+        )
+
+    def _context(self, value: Any, path: PathKey) -> Any:
+        """A context mapping with its ``module:Class`` entries built (seed 002)."""
+        if not isinstance(value, dict):
+            return value
+        built: dict[str, Any] = {}
+        for key, entry in value.items():
+            if ":" in key and not key.startswith(("http:", "https:")):
+                try:
+                    cls = import_object(key, base_dir=self.file.resolve().parent, what="context class")
+                except ConfigError as exc:
+                    self.add((*path, key), str(exc))
+                    continue
+                try:
+                    built[key] = cls(**entry) if isinstance(entry, dict) else cls(entry)
+                except Exception as exc:
+                    self.add(
+                        (*path, key), f"{key} cannot be built from this entry: {type(exc).__name__}: {exc}"
+                    )
+                continue
+            built[key] = entry
+        return built
+
+
+def load_suite(
+    path: str | Path, *, env: Mapping[str, str] | None = None, judge: JudgeConfig | None = None
+) -> Suite:
+    """Read and check a suite file; a :class:`SuiteError` lists every problem found."""
+    file = Path(path)
+    environment = os.environ if env is None else env
+    doc = load_document(file, env=environment)
+    checker = _Checker(doc, file, environment, judge)
+    suite = checker.run()
+    if suite is None or checker.problems:
+        if not checker.problems:
+            checker.problems.append(Problem(None, "", "the suite could not be read"))
+        raise SuiteError(checker.problems)
+    return suite
