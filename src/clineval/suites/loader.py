@@ -24,7 +24,14 @@ from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.suites.binding import BoundEvaluator, import_target
 from clineval.suites.paths import parse_path
 from clineval.suites.pipeline import PipelineEvaluator, SuiteCase
-from clineval.suites.schema import CASE_FIELDS, HEADER_KEYS, CaseSpec, SuiteHeader
+from clineval.suites.schema import (
+    CASE_FIELDS,
+    HEADER_KEYS,
+    CaseSpec,
+    EvaluatorSpec,
+    PipelineSpec,
+    SuiteHeader,
+)
 from clineval.suites.source import Document, PathKey, Problem, SuiteError, load_document
 
 
@@ -53,6 +60,16 @@ class Suite:
         raise KeyError(case_id)
 
 
+def _valid(model: Any, value: Any) -> Any:
+    """``value`` validated as ``model``, or ``None`` (its problems are reported elsewhere)."""
+    if value is None:
+        return None
+    try:
+        return model.model_validate(value)
+    except ValidationError:
+        return None
+
+
 def _did_you_mean(name: str, options: list[str]) -> str:
     close = difflib.get_close_matches(name, options, n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
@@ -65,6 +82,7 @@ class _Checker:
         self.env = env
         self.judge_override = judge
         self.problems: list[Problem] = list(doc.problems)
+        self.declared: set[str] | None = None
 
     def add(self, path: PathKey, message: str) -> None:
         self.problems.append(self.doc.problem(path, message))
@@ -112,11 +130,39 @@ class _Checker:
         )
 
     def _header(self, eval_id: str, value: Any) -> SuiteHeader | None:
+        """The header; when it has problems, the parts that are valid (so the rest is checked too)."""
         try:
             return SuiteHeader.model_validate(value)
         except ValidationError as exc:
             self.problems += self.doc.validation_problems(exc, (eval_id,))
+        pipeline = _valid(PipelineSpec, value.get("pipeline"))
+        if pipeline is None:
             return None
+        raw_evaluators = value.get("evaluators")
+        evaluators = [
+            spec
+            for spec in (
+                _valid(EvaluatorSpec, e) for e in (raw_evaluators if isinstance(raw_evaluators, list) else [])
+            )
+            if spec is not None
+        ]
+        raw_cases = value.get("cases")
+        cases = [str(c) for c in raw_cases if isinstance(c, str | int)] if isinstance(raw_cases, list) else []
+        self.declared = {
+            str(e["name"])
+            for e in (raw_evaluators or [])
+            if isinstance(e, dict) and isinstance(e.get("name"), str)
+        }
+        return SuiteHeader.model_construct(
+            description=str(value.get("description") or ""),
+            disclaimer=None,
+            pipeline=pipeline,
+            evaluators=evaluators,
+            cases=cases,
+            judge=_valid(JudgeConfig, value.get("judge")),
+            tags={},
+            table=None,
+        )
 
     def _evaluators(self, eval_id: str, header: SuiteHeader, judge: JudgeConfig) -> dict[str, BoundEvaluator]:
         bound: dict[str, BoundEvaluator] = {}
@@ -208,7 +254,7 @@ class _Checker:
                 )
         cases: list[SuiteCase] = []
         names = list(evaluators) if header else []
-        declared = {spec.name for spec in header.evaluators} if header else set()
+        declared = self.declared or ({spec.name for spec in header.evaluators} if header else set())
         for case_id in dict.fromkeys(listed):
             if case_id not in data:
                 continue

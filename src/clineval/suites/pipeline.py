@@ -60,13 +60,18 @@ class SuiteCase(BaseModel):
     scores: dict[str, Any] | None = None
 
     def context_object(self, kind: type | str) -> Any:
-        """The context entry built from ``kind`` (a class, or its name), or ``None``."""
-        if not isinstance(self.context, Mapping):
-            return None
+        """The context entry built from ``kind`` (a class, or its name), or ``None``.
+
+        The case's context is searched first, then each evaluation's context in order.
+        """
         name = kind if isinstance(kind, str) else kind.__name__
-        for key, value in self.context.items():
-            if key == name or str(key).rpartition(":")[2] == name or str(key).rpartition(".")[2] == name:
-                return value
+        for context in (self.context, *(item.context for item in self.evaluations)):
+            if not isinstance(context, Mapping):
+                continue
+            for key, value in context.items():
+                key = str(key)
+                if name in (key, key.rpartition(":")[2], key.rpartition(".")[2]):
+                    return value
         return None
 
     def expected(self, query: str) -> Any:

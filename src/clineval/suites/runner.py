@@ -215,11 +215,7 @@ class SuiteRuntime:
                                 "suite_case": {
                                     "metrics": case.metrics,
                                     "evaluations": [
-                                        {
-                                            k: v
-                                            for k, v in item.model_dump(mode="json").items()
-                                            if k != "context"
-                                        }
+                                        item.model_copy(update={"context": None}).model_dump(mode="json")
                                         for item in case.evaluations
                                     ],
                                     "settings": redacted_args(case.settings),
