@@ -405,6 +405,16 @@ async def _resume(
 ) -> EvalResult:
     run_store = _open_store(store)
     record = run_store.get_run(run_ref)
+    if record.config.get("kind") == "suite":
+        from clineval.suites.runner import aresume_suite
+
+        suite_judge = judge if isinstance(judge, JudgeConfig) else None
+        if isinstance(judge, str):
+            suite_judge = _judge_from(judge)[0]
+        outcome = await aresume_suite(
+            record, store=run_store, judge=suite_judge, progress=progress, retry_errors=retry_errors
+        )
+        return outcome.result
     config = RunConfig.model_validate(record.config)
     judge_config, judge_obj = (None, None) if judge is None else _judge_from(judge)
     if judge_config is not None:

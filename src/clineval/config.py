@@ -100,23 +100,27 @@ def describe_validation_error(exc: ValidationError, where: str) -> str:
 
 
 def load_run_config(path: str | Path) -> RunConfig:
-    """Read and validate a YAML run file; relative paths in it are taken from its folder."""
+    """Read and validate a YAML run file; relative paths in it are taken from its folder.
+
+    The file is read like a suite (:mod:`clineval.suites.source`): ``include:`` and
+    ``!include``, ``${ENV}`` variables, and every problem reported with its line.
+    """
+    from clineval.suites.source import SuiteError, load_document
+
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"run file not found: {file}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: not valid YAML: {exc}") from None
+    if not file.exists():
+        raise ConfigError(f"run file not found: {file}")
+    doc = load_document(file)
+    if doc.problems:
+        raise SuiteError(doc.problems)
+    data = doc.data
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: expected a mapping of settings (name, data, metrics, ...)")
     data.setdefault("base_dir", str(file.resolve().parent))
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(describe_validation_error(exc, str(file))) from None
+        raise SuiteError(doc.validation_problems(exc)) from None
     except ConfigError as exc:
         raise ConfigError(f"{file}: {exc}") from None
 

@@ -112,7 +112,7 @@ def test_user_errors_are_one_clear_line(tmp_path: Path, data: Path) -> None:
     run_file = tmp_path / "run.yaml"
     run_file.write_text("data: notes.jsonl\nmetrics: [rouge]\nconcurency: 4\n", encoding="utf-8")
     typo = clineval("run", str(run_file), cwd=tmp_path)
-    assert typo.returncode == 2 and "field 'concurency': unknown setting" in typo.stderr
+    assert typo.returncode == 2 and "run.yaml:3: concurency: unknown field" in typo.stderr
 
 
 def test_missing_field_is_unscored_and_the_run_continues(tmp_path: Path) -> None:

@@ -75,7 +75,10 @@ class SuiteError(ConfigError):
         )
         count = len(self.problems)
         head = f"{source}: " if source else ""
-        lines = [f"{head}{count} problem{'s' if count != 1 else ''}:"]
+        if count == 1:
+            super().__init__(f"{head}{self.problems[0]}")
+            return
+        lines = [f"{head}{count} problems:"]
         lines += [f"  {p}" for p in self.problems]
         super().__init__("\n".join(lines))
 
