@@ -24,7 +24,7 @@ def import_object(target: str, *, base_dir: Path | None = None, what: str = "obj
         module = _import_file(module_part, base_dir, what, target)
     else:
         try:
-            module = importlib.import_module(module_part)
+            module = _import_module(module_part, base_dir)
         except ModuleNotFoundError as exc:
             raise ConfigError(
                 f"{what} {target!r}: module {module_part!r} cannot be imported ({exc}); "
@@ -41,6 +41,26 @@ def import_object(target: str, *, base_dir: Path | None = None, what: str = "obj
         except AttributeError:
             raise ConfigError(f"{what} {target!r}: {module_part!r} has no attribute {attr_path!r}") from None
     return obj
+
+
+def _import_module(name: str, base_dir: Path | None) -> Any:
+    """``importlib.import_module``; a module not found is looked for again from the config
+    file's folder and the working directory (as ``python -m`` would find it)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not name.startswith(exc.name):
+            raise  # the module exists but something it imports does not
+        folders = [str(p) for p in (base_dir, Path.cwd()) if p is not None and str(p) not in sys.path]
+        if not folders:
+            raise
+        sys.path[:0] = folders
+        try:
+            return importlib.import_module(name)
+        finally:
+            for folder in folders:
+                if folder in sys.path:
+                    sys.path.remove(folder)
 
 
 def _import_file(path_text: str, base_dir: Path | None, what: str, target: str) -> Any:

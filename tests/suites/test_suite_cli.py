@@ -65,7 +65,7 @@ def test_a_broken_suite_lists_every_problem_and_exits_2(tmp_path: Path) -> None:
         assert "3 problems:" in result.stderr
         assert f"{broken}:14: evaluation_id.evaluators[0].class:" in result.stderr
         assert (
-            f"{broken}:20: evaluation_id.v0.metrics[0]: unknown evaluator 'EvaluatorUniqeName'"
+            f"{broken}:21: evaluation_id.v0.metrics[0]: unknown evaluator 'EvaluatorUniqeName'"
             in result.stderr
         )
     assert not (tmp_path / "r.db").exists()
