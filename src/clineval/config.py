@@ -25,7 +25,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from clineval.errors import ConfigError, field_errors

@@ -25,6 +25,7 @@ from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, describe_vali
 from clineval.errors import ConfigError
 from clineval.judges.config import JudgeConfig
 from clineval.metrics.registry import MetricSpec, catalogue, parse_metric_spec, split_top_level
+from clineval.model import RunRecord
 from clineval.results import render
 from clineval.results.export import export_run
 from clineval.results.result import EvalResult
@@ -67,7 +68,9 @@ def _pairs(values: Sequence[str], what: str) -> dict[str, str]:
 
 
 def _show(result: EvalResult, by: str | None, cases: bool, all_sub_scores: bool = False) -> None:
-    render.print_result(result, out, by=by, cases=cases, all_sub_scores=all_sub_scores, extra=suite_extras(result))
+    render.print_result(
+        result, out, by=by, cases=cases, all_sub_scores=all_sub_scores, extra=suite_extras(result)
+    )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -337,19 +340,32 @@ def score(
 
 @cli.command()
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--tag", "tags", multiple=True, help="Only runs with this KEY=VALUE tag (repeatable; all must match)."
+)
+@click.option("--name", help="Only runs whose name contains this text (case-insensitive).")
 @store_option
 @friendly
-def runs(limit: int, store_path: str) -> None:
+def runs(limit: int, tags: tuple[str, ...], name: str | None, store_path: str) -> None:
     """List stored runs, newest first."""
+    wanted = _pairs(tags, "--tag")
     if not Path(store_path).exists():
         out.print(f"No runs yet ({store_path} does not exist).")
         return
     with RunStore(store_path) as store:
-        records = store.list_runs(limit)
+        records = store.list_runs(None if wanted or name else limit)
+    records = [r for r in records if _run_matches(r, wanted, name)][:limit]
     if not records:
-        out.print("No runs yet.")
+        out.print("No run matches the filters." if wanted or name else "No runs yet.")
         return
     out.print(render.runs_table(records))
+
+
+def _run_matches(run: RunRecord, tags: dict[str, str], name: str | None) -> bool:
+    """True when the run has every tag and its name contains ``name`` (case-insensitive)."""
+    if any(run.tags.get(key) != value for key, value in tags.items()):
+        return False
+    return name is None or name.casefold() in (run.name or "").casefold()
 
 
 @cli.command()
@@ -434,12 +450,14 @@ def metrics_cmd() -> None:
 def _register_commands() -> None:
     """Commands defined in their own modules."""
     from clineval.cli.agreement import agreement_command
+    from clineval.cli.compare import compare_command
     from clineval.cli.facts import facts_command
     from clineval.cli.suite import validate_command
 
     cli.add_command(facts_command)
     cli.add_command(validate_command)
     cli.add_command(agreement_command)
+    cli.add_command(compare_command)
 
 
 _register_commands()

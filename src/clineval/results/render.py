@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from rich.console import Console, RenderableType
+from rich.markup import escape
 from rich.table import Table
 
 from clineval.model import RunRecord
@@ -173,14 +174,22 @@ def cases_table(result: EvalResult, limit_chars: int = 60) -> Table:
     return table
 
 
+#: Tags shown first in the runs table, when a run has them.
+LEADING_TAGS = ("suite", "pipeline")
+
+
+def _ordered_tags(tags: dict[str, str]) -> list[tuple[str, str]]:
+    first = [(k, tags[k]) for k in LEADING_TAGS if k in tags]
+    return first + [(k, v) for k, v in tags.items() if k not in LEADING_TAGS]
+
+
 def runs_table(runs: Sequence[RunRecord]) -> Table:
     table = Table(header_style="bold")
-    for name in ("run", "created", "status", "name / tags", "cases", "metrics", "judge", "commit"):
+    for name in ("run", "created", "status", "name", "tags", "cases", "metrics", "judge", "commit"):
         table.add_column(name, no_wrap=name in ("run", "created", "status", "commit"))
     for run in runs:
-        tags = ", ".join(f"{k}={v}" for k, v in run.tags.items())
-        label = " ".join(x for x in (run.name or "", f"[dim]{tags}[/]" if tags else "") if x)
-        commit = (run.git.commit[:8] + ("*" if run.git.dirty else "")) if run.git else "–"
+        tags = ", ".join(f"{k}={v}" for k, v in _ordered_tags(run.tags))
+        commit = (run.git.commit[:7] + ("*" if run.git.dirty else "")) if run.git else "–"
         status = {"completed": "[green]completed[/]", "failed": "[red]failed[/]"}.get(run.status, run.status)
         metrics = ", ".join(run.metrics)
         if len(metrics) > 48:
@@ -189,7 +198,8 @@ def runs_table(runs: Sequence[RunRecord]) -> Table:
             run.id,
             _when(run.created_at),
             status,
-            label,
+            escape(run.name or ""),
+            f"[dim]{escape(tags)}[/]" if tags else "",
             str(run.dataset.n_cases),
             metrics,
             (run.judge or {}).get("name", "none"),

@@ -1,0 +1,86 @@
+"""``clineval compare``: run B against run A, case by case, with paired tests per metric.
+
+The comparison itself lives in :mod:`clineval.compare` (imported when the command runs,
+so that ``clineval --help`` stays fast); see docs/comparing.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from clineval.cli.common import _require_store, err, friendly, out, store_option
+from clineval.cli.gating import GATE_FAILED
+from clineval.errors import ConfigError
+
+
+@click.command(name="compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Significance level for the Holm-adjusted p-values.",
+)
+@click.option(
+    "--metric",
+    "-m",
+    "metrics",
+    multiple=True,
+    help="Compare only this metric or sub-score metric.sub (repeatable; default: every metric of both runs).",
+)
+@click.option("--sub-scores", is_flag=True, help="Also compare every sub-score (metric.sub) of both runs.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Also write the comparison as JSON to this file ('-': JSON on standard output only).",
+)
+@click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when any metric regressed.")
+@store_option
+@friendly
+def compare_command(
+    run_a: str,
+    run_b: str,
+    alpha: float,
+    metrics: tuple[str, ...],
+    sub_scores: bool,
+    json_path: str | None,
+    fail_on_regression: bool,
+    store_path: str,
+) -> None:
+    """Compare run B with run A (the baseline) case by case: what regressed, what improved.
+
+    RUN_A, RUN_B: a run id, a unique prefix, 'latest' or 'latest~N'
+    (e.g. 'clineval compare latest~1 latest').
+    """
+    from clineval import api
+    from clineval.compare import compare_runs, print_comparison
+
+    _require_store(store_path)
+    baseline = api.load_run(run_a, store=store_path)
+    candidate = api.load_run(run_b, store=store_path)
+    comparison = compare_runs(
+        baseline,
+        candidate,
+        alpha=alpha,
+        metrics=[m.strip() for part in metrics for m in part.split(",") if m.strip()] or None,
+        include_sub_scores=sub_scores,
+    )
+    text = comparison.model_dump_json(indent=2)
+    if json_path == "-":
+        click.echo(text)
+    else:
+        print_comparison(comparison, out)
+        if json_path:
+            try:
+                Path(json_path).write_text(text + "\n", encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"--json {json_path}: cannot write ({exc.strerror or exc})") from None
+            err.print(f"wrote {json_path}", highlight=False)
+    if fail_on_regression and comparison.regressed:
+        sys.exit(GATE_FAILED)
