@@ -20,7 +20,13 @@ from rich.table import Table
 from clineval import api
 from clineval.cli.common import _require_store, err, friendly, out, store_option
 from clineval.cli.gating import GateOptions, apply_gates, expected_metrics, gate_options
-from clineval.cli.suite import is_suite_file, resume_suite_run, run_suite_file, suite_extras
+from clineval.cli.suite import (
+    is_suite_file,
+    resume_suite_run,
+    run_suite_file,
+    suite_extras,
+    suite_metric_names,
+)
 from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, describe_validation_error, load_run_config
 from clineval.errors import ConfigError
 from clineval.judges.config import JudgeConfig
@@ -206,7 +212,7 @@ def run(
                 f"{run_file} is a suite: its pipeline, evaluators and cases come from the file; "
                 f"{', '.join(given)} cannot change them"
             )
-        gates.check_before_run(store_path)
+        gates.check_before_run(store_path, metrics=suite_metric_names(run_file))
         outcome = run_suite_file(
             run_file,
             judge=judge_config,

@@ -29,6 +29,15 @@ def is_suite_file(path: str | Path) -> bool:
     return looks_like_suite(doc.data)
 
 
+def suite_metric_names(path: str | Path) -> list[str]:
+    """The result names a run of this suite will have: its evaluators, then latency and failure."""
+    suite = load_suite(path)
+    names = list(suite.evaluators)
+    if suite.pipeline_class.generates_responses():
+        names += [n for n in ("latency", "failure") if n not in names]
+    return names
+
+
 def run_suite_file(
     path: str,
     *,

@@ -89,6 +89,18 @@ def _case_list(changes: Sequence[CaseChange], limit: int) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def practically_unchanged(item: MetricComparison) -> bool:
+    """A continuous metric whose change is not significant and under 5 % of its mean.
+
+    Its per-case changes are noise (a latency that moved by microseconds) and are not
+    listed one by one; the JSON output keeps them.
+    """
+    if item.kind != "continuous" or item.verdict != "no significant change" or item.delta is None:
+        return False
+    scale = max(abs(item.mean_a or 0.0), abs(item.mean_b or 0.0))
+    return scale == 0.0 or abs(item.delta) < 0.05 * scale
+
+
 def case_lines(item: MetricComparison, limit: int = MAX_CASES) -> list[Text]:
     """The cases of one metric that got worse and better (at most ``limit`` of each)."""
     if not item.regressed_cases and not item.improved_cases:
@@ -100,6 +112,9 @@ def case_lines(item: MetricComparison, limit: int = MAX_CASES) -> list[Text]:
             f"{len(item.improved_cases)} better",
         )
     ]
+    if practically_unchanged(item):
+        lines[0].append(" (mean change under 5%, not significant: not listed; see --json)", style="dim")
+        return lines
     if item.regressed_cases:
         lines.append(Text.assemble(("  worse: ", "red"), _case_list(item.regressed_cases, limit)))
     if item.improved_cases:
