@@ -35,7 +35,9 @@ def drop_criteria(policy: str, kinds: list[str]) -> str:
     """The policy text without its numbered criteria of the given kinds (``N. **Kind**: ...``)."""
     if not kinds:
         return policy
-    pattern = re.compile(r"^\s*\d+\.\s*\*\*(?:" + "|".join(re.escape(k) for k in kinds) + r")\*\*", re.IGNORECASE)
+    pattern = re.compile(
+        r"^\s*\d+\.\s*\*\*(?:" + "|".join(re.escape(k) for k in kinds) + r")\*\*", re.IGNORECASE
+    )
     return "\n".join(line for line in policy.splitlines() if not pattern.match(line))
 
 
