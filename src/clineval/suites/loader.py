@@ -32,7 +32,7 @@ from clineval.suites.schema import (
     PipelineSpec,
     SuiteHeader,
 )
-from clineval.suites.source import Document, PathKey, Problem, SuiteError, load_document
+from clineval.suites.source import Document, PathKey, Problem, SuiteError, load_document, mask
 
 
 @dataclass
@@ -85,7 +85,7 @@ class _Checker:
         self.declared: set[str] | None = None
 
     def add(self, path: PathKey, message: str) -> None:
-        self.problems.append(self.doc.problem(path, message))
+        self.problems.append(self.doc.problem(path, mask(message, self.doc.secrets)))
 
     def run(self) -> Suite | None:
         data = self.doc.data
