@@ -486,7 +486,10 @@ async def arescore(
     reporter = progress if not isinstance(progress, bool | None) else default_progress(progress)
     run_store = _open_store(store)
     source = run_store.get_run(run_ref)
-    source_config = RunConfig.model_validate(source.config)
+    if source.config.get("kind") == "suite":  # a suite run: paths are relative to the suite file
+        source_base = str(Path(str(source.config.get("suite_file", "."))).parent)
+    else:
+        source_base = RunConfig.model_validate(source.config).base_dir
     cases = run_store.merged_cases(source.id)
     judge_config, judge_obj = _judge_from(judge)
     config = RunConfig(
@@ -495,7 +498,7 @@ async def arescore(
         store=str(run_store.path),
         cache=cache,
         tags={**source.tags, **dict(tags or {})},
-        base_dir=source_config.base_dir,
+        base_dir=source_base,
     )
     if judge_concurrency is not None:
         config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})

@@ -393,3 +393,16 @@ def test_suite_file_with_includes_and_a_copied_example(tmp_path: Path) -> None:
         "team": "pa",
         "change": "prompt-v2",
     }
+
+
+def test_a_suite_run_can_be_rescored_and_resumed_from_python(tmp_path: Path) -> None:
+    from clineval import evaluate, rescore
+
+    store = tmp_path / "r.db"
+    outcome = run_suite(_simple_suite(tmp_path, "tests.suites.standins:Recording"), store=store, progress=False)
+    again = rescore(outcome.result.run_id, ["latency", "token_f1"], store=store, progress=False)
+    by_metric = {(r.case_id, r.metric): r.score for r in again.results}
+    assert by_metric[("s.1", "latency")].status == "scored"
+    assert by_metric[("s.1", "token_f1")].status == "error"  # suite cases carry no reference text
+    resumed = evaluate(resume=outcome.result.run_id, store=store, progress=False)
+    assert resumed.run_id == outcome.result.run_id and len(resumed.results) == len(outcome.result.results)

@@ -9,7 +9,7 @@ import click
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from clineval.cli.common import err, friendly, out
+from clineval.cli.common import friendly, out
 from clineval.config import DEFAULT_CACHE, load_run_config
 from clineval.errors import ConfigError
 from clineval.judges.config import JudgeConfig
@@ -107,4 +107,4 @@ def validate_command(file: str) -> None:
         build_metric(spec, base_dir=config.folder)
     if config.data is not None and not config.data_path().exists():  # type: ignore[union-attr]
         raise ConfigError(f"{file}: data file not found: {config.data_path()}")
-    err.print(f"[green]ok[/]: run file with {len(config.metrics)} metrics", highlight=False)
+    out.print(f"[green]ok[/]: run file with {len(config.metrics)} metrics", highlight=False)
