@@ -486,6 +486,7 @@ async def arescore(
     reporter = progress if not isinstance(progress, bool | None) else default_progress(progress)
     run_store = _open_store(store)
     source = run_store.get_run(run_ref)
+    source_base: str | None
     if source.config.get("kind") == "suite":  # a suite run: paths are relative to the suite file
         source_base = str(Path(str(source.config.get("suite_file", "."))).parent)
     else:

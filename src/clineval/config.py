@@ -25,12 +25,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from clineval.errors import ConfigError, field_errors
 from clineval.importing import import_object
 from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec
+from clineval.model import Tags
 from clineval.runner.agent import AgentFn, AgentSettings
 from clineval.store.sqlite import DEFAULT_STORE
 
@@ -65,16 +66,9 @@ class RunConfig(BaseModel):
     store: str = DEFAULT_STORE
     cache: str | None = DEFAULT_CACHE
     scoring_concurrency: int | None = Field(default=None, ge=1, le=4096)
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: Tags = Field(default_factory=dict)
     group_by: str | None = None
     base_dir: str | None = None
-
-    @field_validator("tags", mode="before")
-    @classmethod
-    def _tags_as_strings(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {str(k): str(v) for k, v in value.items()}
-        return value
 
     @property
     def folder(self) -> Path | None:

@@ -9,12 +9,11 @@ command runs, so that ``clineval --help`` stays fast).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import click
 
-from clineval.cli.common import _require_store, err, friendly, out, store_option
+from clineval.cli.common import _require_store, friendly, out, store_option, write_text_file
 from clineval.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -114,8 +113,4 @@ def agreement_command(
         return
     out.print(report_renderable(report))
     if json_path:
-        try:
-            Path(json_path).write_text(text + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"--json {json_path}: cannot write ({exc.strerror or exc})") from None
-        err.print(f"wrote {json_path}", highlight=False)
+        write_text_file(json_path, text, "--json")

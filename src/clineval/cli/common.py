@@ -71,3 +71,12 @@ store_option = click.option(
 def _require_store(store_path: str) -> None:
     if not Path(store_path).exists():
         raise ConfigError(f"no run store at {store_path}; run 'clineval run' first or pass --store")
+
+
+def write_text_file(path: str, text: str, option: str) -> None:
+    """Write ``text`` to ``path`` for an output option, say so on stderr; a clear error if it cannot."""
+    try:
+        Path(path).write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}: cannot write ({exc.strerror or exc})") from None
+    err.print(f"wrote {path}", highlight=False)

@@ -7,13 +7,11 @@ so that ``clineval --help`` stays fast); see docs/comparing.md.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
-from clineval.cli.common import _require_store, err, friendly, out, store_option
+from clineval.cli.common import _require_store, friendly, out, store_option, write_text_file
 from clineval.cli.gating import GATE_FAILED
-from clineval.errors import ConfigError
 
 
 @click.command(name="compare")
@@ -77,10 +75,6 @@ def compare_command(
     else:
         print_comparison(comparison, out)
         if json_path:
-            try:
-                Path(json_path).write_text(text + "\n", encoding="utf-8")
-            except OSError as exc:
-                raise ConfigError(f"--json {json_path}: cannot write ({exc.strerror or exc})") from None
-            err.print(f"wrote {json_path}", highlight=False)
+            write_text_file(json_path, text, "--json")
     if fail_on_regression and comparison.regressed:
         sys.exit(GATE_FAILED)

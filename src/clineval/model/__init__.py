@@ -1,7 +1,7 @@
 """The data model: cases going in, scores coming out."""
 
 from clineval.model.case import CASE_FIELDS, AgentRun, Case, GoldFact, ToolCall, Turn
-from clineval.model.run import AgentOutput, DatasetInfo, GitInfo, ResultRecord, RunRecord, RunStatus
+from clineval.model.run import AgentOutput, DatasetInfo, GitInfo, ResultRecord, RunRecord, RunStatus, Tags
 from clineval.model.score import Score, ScoreStatus
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "RunStatus",
     "Score",
     "ScoreStatus",
+    "Tags",
     "ToolCall",
     "Turn",
 ]

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
 
 from clineval.judges.base import Usage
 from clineval.model.case import AgentRun, Case, ToolCall
 from clineval.model.score import Score
 
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
+
+
+def _tags_as_strings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): str(v) for k, v in value.items()}
+    return value
+
+
+#: Free labels of a run; values written as numbers or booleans in YAML are kept as text.
+Tags = Annotated[dict[str, str], BeforeValidator(_tags_as_strings)]
 
 
 class GitInfo(BaseModel):

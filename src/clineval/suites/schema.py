@@ -36,6 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from clineval.judges.config import JudgeConfig
+from clineval.model import Tags
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 HEADER_KEYS = frozenset({"pipeline", "evaluators", "cases"})
@@ -162,17 +163,10 @@ class SuiteHeader(BaseModel):
     cases: list[str] = Field(min_length=1)
     judge: JudgeConfig | None = None
     """*extension*: the judge for judge-based evaluators (default: the offline judge)."""
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: Tags = Field(default_factory=dict)
     """*extension*: free tags stored with every run of the suite."""
     table: dict[str, str] | None = None
     """*extension*: the case table's columns, ``title: source`` (see docs/suites.md)."""
-
-    @field_validator("tags", mode="before")
-    @classmethod
-    def _tags_as_strings(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {str(k): str(v) for k, v in value.items()}
-        return value
 
     @field_validator("cases", mode="before")
     @classmethod
