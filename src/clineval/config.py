@@ -69,6 +69,9 @@ class RunConfig(BaseModel):
     tags: Tags = Field(default_factory=dict)
     group_by: str | None = None
     base_dir: str | None = None
+    environment: dict[str, Any] = Field(default_factory=dict)
+    """Settings of a simulated environment the run used (e.g. the radiology benchmark's
+    seed, conditions and core), enough to rebuild its cases when the run is resumed."""
 
     @property
     def folder(self) -> Path | None:

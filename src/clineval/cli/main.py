@@ -458,9 +458,11 @@ def _register_commands() -> None:
     from clineval.cli.agreement import agreement_command
     from clineval.cli.compare import compare_command
     from clineval.cli.facts import facts_command
+    from clineval.cli.radbench import radbench_group
     from clineval.cli.suite import validate_command
 
     cli.add_command(facts_command)
+    cli.add_command(radbench_group)
     cli.add_command(validate_command)
     cli.add_command(agreement_command)
     cli.add_command(compare_command)

@@ -168,6 +168,8 @@ class Gap(BaseModel):
     modality: str | None = None
     label_field: LabelField | None = None
     needed_label: str | None = None
+    biomarker_kind: BiomarkerKind | None = None
+    """For a missing or insufficient biomarker quantifier: which kind the task needs."""
 
 
 class ToolSet(BaseModel):
@@ -303,6 +305,8 @@ class Episode(BaseModel):
     steps: list[StepRecord] = Field(default_factory=list)
     answer: str | None = None
     finished: Finish
+    error: str | None = None
+    """Why the episode ended early, when a step does not say it (a core's exception)."""
     memory: dict[str, str] = Field(default_factory=dict)
     scores: dict[str, float] = Field(default_factory=dict)
     prompt_versions: dict[str, str] = Field(default_factory=dict)

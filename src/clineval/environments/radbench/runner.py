@@ -1,0 +1,340 @@
+"""Running the benchmark as an ordinary clineval run: one case per (record, task, condition).
+
+Each case's "agent" is an episode: the tool set of the case's condition is built
+(seeded), the agent core plans, calls tools one at a time in the simulator and
+concludes; the episode trace is kept with the case's output. One metric, ``radbench``,
+reads the trace: its value is task completion and its sub-scores are every metric of
+:mod:`clineval.environments.radbench.metrics` (``radbench.ld_exec_gt``,
+``radbench.ots``, ...; not-applicable values are left out, never 0). The run is stored,
+resumable and shown like any other; ``clineval radbench summary`` tabulates it per
+condition and complexity.
+
+The settings (core, conditions, tasks, records, seed, step limit, automated tool
+building, prompt versions) are stored with the run, so that it can be resumed and
+reproduced: the same settings give the same records, questions, tool sets and, for the
+reference cores, the same episodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from clineval.config import RunConfig
+from clineval.environments.radbench.model import Core, Episode, QAPair, Record
+from clineval.environments.radbench.vocab import CONDITIONS, TASKS, Condition, task
+from clineval.errors import ConfigError
+from clineval.metrics.base import BaseMetric, ScoreContext
+from clineval.model import Case, Score, ToolCall
+from clineval.results.result import EvalResult
+
+CoreName = Literal["oracle", "greedy", "random", "llm"]
+ENVIRONMENT = "radbench"
+METRIC_NAME = "radbench"
+
+
+class BenchSettings(BaseModel):
+    """Everything that defines a benchmark run (stored with it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["radbench"] = "radbench"
+    core: CoreName = "oracle"
+    llm: dict[str, Any] | None = None
+    """Settings of the LLM core (:class:`~clineval.environments.radbench.cores.llm.LLMCoreConfig`)."""
+    conditions: list[Condition] = Field(default_factory=lambda: list(CONDITIONS))
+    tasks: list[str] = Field(default_factory=lambda: [t.key for t in TASKS])
+    n_records: int = Field(default=10, ge=1, le=100_000)
+    records_file: str | None = None
+    seed: int = 0
+    step_limit: int = Field(default=20, ge=1, le=500)
+    auto_build: bool = False
+
+    @field_validator("tasks")
+    @classmethod
+    def _known_tasks(cls, value: list[str]) -> list[str]:
+        keys = []
+        for key in value:
+            try:
+                keys.append(task(key).key)
+            except KeyError as exc:
+                raise ValueError(str(exc).strip("'\"")) from None
+        if not keys:
+            raise ValueError("at least one task")
+        return list(dict.fromkeys(keys))
+
+    @field_validator("conditions")
+    @classmethod
+    def _some_conditions(cls, value: list[Condition]) -> list[Condition]:
+        if not value:
+            raise ValueError("at least one condition")
+        return list(dict.fromkeys(value))
+
+
+def episode_seed(seed: int, *parts: str) -> int:
+    """A stable 63-bit seed for one episode from the run seed and the episode's identity."""
+    digest = hashlib.blake2b("\x1f".join([str(seed), *parts]).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+class Bench:
+    """The records, questions and cores of one benchmark run."""
+
+    def __init__(self, settings: BenchSettings, base_dir: Path | None = None):
+        from clineval.environments.radbench.questions import questions_for
+        from clineval.environments.radbench.records import generate_records, load_records
+
+        self.settings = settings
+        if settings.records_file:
+            path = Path(settings.records_file)
+            if not path.is_absolute() and base_dir is not None:
+                path = base_dir / path
+            bank = load_records(path)
+            records = bank.records[: settings.n_records]
+            qa = dict(bank.qa)
+        else:
+            records = generate_records(settings.n_records, seed=settings.seed)
+            qa = {}
+        self.records: dict[str, Record] = {r.id: r for r in records}
+        self.qa: dict[str, dict[str, QAPair]] = {}
+        for record in records:
+            given = qa.get(record.id) or {}
+            made = questions_for(record, seed=episode_seed(settings.seed, record.id, "questions"))
+            self.qa[record.id] = {key: given.get(key) or made[key] for key in made}
+        self.prompt_versions: dict[str, str] = {}
+
+    def cases(self) -> list[Case]:
+        cases = []
+        for record in self.records.values():
+            for key in self.settings.tasks:
+                spec = task(key)
+                pair = self.qa[record.id][key]
+                for condition in self.settings.conditions:
+                    cases.append(
+                        Case(
+                            id=f"{record.id}/{key}/{condition}",
+                            input=pair.question,
+                            reference=pair.answer,
+                            metadata={
+                                "record_id": record.id,
+                                "task": key,
+                                "task_name": spec.name,
+                                "complexity": spec.complexity,
+                                "condition": condition,
+                                "anatomy": record.anatomy,
+                                "modality": record.modality,
+                                "pair": f"{record.anatomy} {record.modality}",
+                            },
+                        )
+                    )
+        return cases
+
+    def core(self, seed: int) -> Core:
+        from clineval.environments.radbench.cores.reference import GreedyCore, OracleCore, RandomCore
+
+        name = self.settings.core
+        if name == "oracle":
+            return OracleCore()
+        if name == "greedy":
+            return GreedyCore()
+        if name == "random":
+            return RandomCore(seed=seed)
+        from clineval.environments.radbench.cores.llm import LLMCore, LLMCoreConfig
+
+        try:
+            config = LLMCoreConfig.model_validate(self.settings.llm or {})
+        except ValidationError as exc:
+            raise ConfigError(f"LLM core settings: {exc}") from None
+        return LLMCore(config)
+
+    async def episode(self, case: Case) -> Episode:
+        from clineval.environments.radbench.conditions import build_tool_set
+        from clineval.environments.radbench.episode import run_episode
+
+        meta = case.metadata
+        record = self.records[str(meta["record_id"])]
+        key = str(meta["task"])
+        condition = str(meta["condition"])
+        tool_set = build_tool_set(condition, record, key, seed=self.settings.seed)  # type: ignore[arg-type]
+        core = self.core(episode_seed(self.settings.seed, record.id, key, condition, "core"))
+        episode = await run_episode(
+            core,
+            record,
+            self.qa[record.id][key],
+            tool_set,
+            step_limit=self.settings.step_limit,
+            auto_build=self.settings.auto_build,
+        )
+        if episode.prompt_versions:
+            self.prompt_versions.update(episode.prompt_versions)
+        return episode
+
+    async def agent(self, query: Any, case: Case) -> dict[str, Any]:
+        """The runner's agent: one episode, its answer, its tool calls and its trace."""
+        episode = await self.episode(case)
+        trajectory = [
+            ToolCall(name=step.tool or "?", arguments={"inputs": list(step.inputs)})
+            for step in episode.steps
+            if step.action in ("call", "endcall")
+        ]
+        return {
+            "response": episode.answer or "",
+            "trajectory": [t.model_dump(mode="json") for t in trajectory],
+            "episode": episode.model_dump(mode="json"),
+        }
+
+
+def episode_of(case: Case) -> Episode | None:
+    """The episode trace stored with a case's output, if any."""
+    output = case.metadata.get("agent_output")
+    if isinstance(output, dict) and isinstance(output.get("episode"), dict):
+        return Episode.model_validate(output["episode"])
+    return None
+
+
+class RadbenchMetric(BaseMetric):
+    """Task completion of the episode, with every benchmark metric as a sub-score (seed 004)."""
+
+    name = METRIC_NAME
+    description = "radiology benchmark: task completion; every RadA-BenchPlat metric as a sub-score"
+    requires: tuple[str, ...] = ("agent_run",)
+
+    def score(self, case: Case, ctx: ScoreContext) -> Score:
+        from clineval.environments.radbench.metrics import episode_metrics
+
+        episode = episode_of(case)
+        if episode is None:
+            return Score.failed("the case has no episode trace (the agent core did not run)")
+        values = episode_metrics(episode)
+        completion = values.get("completion")
+        subs = {k: v for k, v in values.items() if v is not None and k != "completion"}
+        label = episode.finished
+        if completion is None:
+            return Score(sub_scores=subs, label=label) if subs else Score.not_applicable("no metric applies")
+        return Score(value=completion, sub_scores=subs, label=label, details={"finished": episode.finished})
+
+
+def run_config(settings: BenchSettings, *, name: str | None, tags: dict[str, str], store: str) -> RunConfig:
+    return RunConfig(
+        name=name or f"radbench {settings.core}",
+        tags={
+            "environment": ENVIRONMENT,
+            "core": settings.core,
+            "seed": str(settings.seed),
+            "conditions": ",".join(settings.conditions)
+            if len(settings.conditions) < len(CONDITIONS)
+            else "all",
+            **tags,
+        },
+        store=store,
+        environment=settings.model_dump(mode="json"),
+        group_by="condition",
+    )
+
+
+def bench_settings_of(config: dict[str, Any]) -> BenchSettings | None:
+    """The benchmark settings stored with a run, or None for other runs."""
+    environment = config.get("environment") or {}
+    if environment.get("kind") != ENVIRONMENT:
+        return None
+    return BenchSettings.model_validate(environment)
+
+
+async def arun_bench(
+    settings: BenchSettings,
+    *,
+    store: str,
+    name: str | None = None,
+    tags: dict[str, str] | None = None,
+    concurrency: int = 8,
+    progress: Any = None,
+    resume: str | None = None,
+    retry_errors: bool = False,
+) -> EvalResult:
+    """Run (or resume) the benchmark grid as a stored run."""
+    from clineval.api import aevaluate
+
+    bench = Bench(settings)
+    metric = RadbenchMetric()
+    if resume is not None:
+        return await aevaluate(
+            resume=resume,
+            store=store,
+            agent=bench.agent,
+            metrics=[metric, "latency", "failure"],
+            progress=progress,
+            retry_errors=retry_errors,
+            judge=None,
+        )
+    config = run_config(settings, name=name, tags=dict(tags or {}), store=store)
+    return await aevaluate(
+        bench.cases(),
+        [metric],
+        agent=bench.agent,
+        config=config,
+        judge="none",
+        agent_concurrency=concurrency,
+        agent_timeout_s=600.0,
+        progress=progress,
+    )
+
+
+def run_bench(settings: BenchSettings, **kwargs: Any) -> EvalResult:
+    """Run the benchmark grid (see :func:`arun_bench`)."""
+    from clineval.api import _run_sync
+
+    return _run_sync(arun_bench(settings, **kwargs))
+
+
+def metric_rows(result: EvalResult) -> list[tuple[dict[str, str], dict[str, float | None]]]:
+    """Per case: its metadata (record, task, complexity, condition) and its benchmark metrics."""
+    meta = {c.id: c.metadata for c in result.cases}
+    rows = []
+    for record in result.results:
+        if record.metric != METRIC_NAME or record.score.status == "error":
+            continue
+        info = {k: str(v) for k, v in meta.get(record.case_id, {}).items() if k != "agent_output"}
+        values: dict[str, float | None] = dict(record.score.sub_scores)
+        values["completion"] = record.score.value
+        rows.append((info, values))
+    return rows
+
+
+def settings_from_options(
+    *,
+    core: str,
+    conditions: Sequence[str],
+    tasks: Sequence[str],
+    n_records: int,
+    records_file: str | None,
+    seed: int,
+    step_limit: int,
+    auto_build: bool,
+    llm: dict[str, Any] | None,
+) -> BenchSettings:
+    """Command-line options as settings; a clear error for a bad value."""
+    data: dict[str, Any] = {
+        "core": core,
+        "n_records": n_records,
+        "records_file": records_file,
+        "seed": seed,
+        "step_limit": step_limit,
+        "auto_build": auto_build,
+        "llm": llm,
+    }
+    if conditions:
+        data["conditions"] = list(conditions)
+    if tasks:
+        data["tasks"] = list(tasks)
+    try:
+        return BenchSettings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {str(e['msg']).removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
+        raise ConfigError(f"radbench settings: {problems}") from None
