@@ -33,6 +33,24 @@ SUMMARY_METRICS = (
     "ugr",
 )
 
+#: Short column titles of the summary tables (the metric names are in docs/radbench.md).
+HEADERS = {
+    "completion": "done",
+    "ld_plan_gt": "LD plan",
+    "ld_exec_gt": "LD exec",
+    "ld_plan_exec": "LD p-e",
+    "fdr_exec": "FDR",
+    "tma_exec": "TMA",
+    "ots": "OTS",
+    "ecr": "ECR",
+    "pfsp": "PFSP",
+    "thr": "THR",
+    "mhr": "MHR",
+    "token_f1": "F1",
+    "uar": "UAR",
+    "ugr": "UGR",
+}
+
 
 @click.group(name="radbench")
 def radbench_group() -> None:
@@ -171,6 +189,12 @@ def run_command(
     out.print(render.run_header(result.run))
     out.print(summary_table(result, ("condition",)))
     out.print(summary_table(result, ("complexity",)))
+    out.print(
+        "[dim]done: task completion; LD: Levenshtein distance of the planned / executed chain to the ground "
+        "truth; FDR, TMA: of the executed chain; OTS: optimal tool score; ECR: execution completion; PFSP: "
+        "pre-failure success; THR, MHR: target and milestone hit; F1: answer token F1; UAR, UGR: "
+        "unsolvability awareness and grounding (docs/radbench.md).[/]"
+    )
     failed = sum(1 for c in result.cases if c.agent_run is not None and c.agent_run.failed)
     if failed:
         err.print(f"[yellow]{failed} episode(s) could not run; see clineval show {result.run.id} --cases[/]")
@@ -191,9 +215,9 @@ def summary_table(result: Any, by: tuple[str, ...], metrics: tuple[str, ...] = S
         groups.setdefault(tuple(row.group), {})[row.metric] = row
     table = Table(title=f"By {' and '.join(by)}", header_style="bold", title_justify="left")
     for name in by:
-        table.add_column(name)
+        table.add_column(name, no_wrap=True)
     for metric in metrics:
-        table.add_column(metric, justify="right")
+        table.add_column(HEADERS.get(metric, metric), justify="right")
     order = {c: i for i, c in enumerate(CONDITIONS)} | {"simple": 0, "moderate": 1, "complex": 2}
     order |= {t.key: i for i, t in enumerate(TASKS)}
     for group in sorted(groups, key=lambda g: [(order.get(x, 99), x) for x in g]):

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from clineval.config import RunConfig
+from clineval.datasets import Dataset
 from clineval.environments.radbench.model import Core, Episode, QAPair, Record
 from clineval.environments.radbench.vocab import CONDITIONS, TASKS, Condition, task
 from clineval.errors import ConfigError
@@ -271,8 +272,15 @@ async def arun_bench(
             judge=None,
         )
     config = run_config(settings, name=name, tags=dict(tags or {}), store=store)
+    cases = bench.cases()
+    source = settings.records_file or f"generated records (seed {settings.seed})"
+    dataset = Dataset(
+        cases=cases,
+        source=f"radbench: {len(bench.records)} records x {len(settings.tasks)} tasks x "
+        f"{len(settings.conditions)} conditions from {source}",
+    )
     return await aevaluate(
-        bench.cases(),
+        dataset,
         [metric],
         agent=bench.agent,
         config=config,
