@@ -243,13 +243,24 @@ class _Builder:
 
     def draw_labels(self, field_: LabelField, n: int) -> list[str]:
         """``n`` distinct labels of a field from the vocabulary, never the record's true one."""
-        truth = true_label(self.record, field_)
-        pool: dict[str, str] = {}
-        for label in self.entities.labels(field_):
-            norm = " ".join(label.split()).casefold()
-            if label.strip() and not same_label(label, truth) and norm not in pool:
-                pool[norm] = label
-        return self.rng.sample(sorted(pool.values()), n)
+        truth = " ".join(true_label(self.record, field_).split()).casefold()
+        pool = [label for norm, label in _normalised_pool(self.entities, field_) if norm != truth]
+        return self.rng.sample(pool, n)
+
+
+@lru_cache(maxsize=64)
+def _pool_of(labels: tuple[str, ...]) -> list[tuple[str, str]]:
+    pool: dict[str, str] = {}
+    for label in labels:
+        norm = " ".join(label.split()).casefold()
+        if label.strip() and norm not in pool:
+            pool[norm] = label
+    return sorted(pool.items(), key=lambda item: item[1])
+
+
+def _normalised_pool(entities: EntityVocabulary, field_: LabelField) -> list[tuple[str, str]]:
+    """A field's distinct labels, sorted, each with its normalised form (computed once per label list)."""
+    return _pool_of(tuple(entities.labels(field_)))
 
 
 def _add_in_order(b: _Builder, by_category: dict[Category, list[ToolCard]]) -> None:

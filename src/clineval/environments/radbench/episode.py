@@ -65,21 +65,26 @@ _CONCLUDES: frozenset[Finish] = frozenset({"endcall", "nocall", "step_limit"})
 def view_for(
     core: Core, env: ToolEnvironment, qa: QAPair, plan: Plan | None, *, task_key: str | None = None
 ) -> EpisodeView:
-    """What the core sees now (privileged ground truth only for privileged cores)."""
+    """What the core sees now (privileged ground truth only for privileged cores).
+
+    The view's lists are its own, but the cards, steps and record in them are the
+    environment's objects, shared without copying (a deep copy per step dominated the
+    environment's run time): cores read them and must not modify them.
+    """
     privileged = None
     if getattr(core, "privileged", False):
-        privileged = Privileged(
+        privileged = Privileged.model_construct(
             record=env.record,
             task=task_key or qa.task,
-            tool_set=env.tool_set.model_copy(deep=True),
+            tool_set=env.tool_set.model_copy(update={"tools": list(env.tools)}),
         )
-    return EpisodeView(
+    return EpisodeView.model_construct(
         question=qa.question,
         information=env.record.information.text(),
-        tools=[t.model_copy() for t in env.tools],
+        tools=list(env.tools),
         memory=dict(env.memory),
         plan=plan,
-        steps=[s.model_copy() for s in env.steps],
+        steps=list(env.steps),
         step_limit=env.step_limit,
         privileged=privileged,
     )

@@ -134,7 +134,7 @@ class ToolEnvironment:
         if step_limit < 1:
             raise ValueError("step_limit must be at least 1")
         self.record = record
-        self.tool_set = tool_set.model_copy(deep=True)
+        self.tool_set = tool_set.model_copy(update={"tools": list(tool_set.tools)})  # cards are not modified
         self.gap = tool_set.gap
         self.step_limit = step_limit
         self.auto_build = auto_build
