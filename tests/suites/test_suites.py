@@ -399,7 +399,8 @@ def test_a_suite_run_can_be_rescored_and_resumed_from_python(tmp_path: Path) -> 
     from clineval import evaluate, rescore
 
     store = tmp_path / "r.db"
-    outcome = run_suite(_simple_suite(tmp_path, "tests.suites.standins:Recording"), store=store, progress=False)
+    suite_file = _simple_suite(tmp_path, "tests.suites.standins:Recording")
+    outcome = run_suite(suite_file, store=store, progress=False)
     again = rescore(outcome.result.run_id, ["latency", "token_f1"], store=store, progress=False)
     by_metric = {(r.case_id, r.metric): r.score for r in again.results}
     assert by_metric[("s.1", "latency")].status == "scored"
