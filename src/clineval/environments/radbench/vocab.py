@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Literal
+from typing import Literal, get_args
 
 ANATOMIES: tuple[str, ...] = ("Head and Neck", "Chest", "Breast", "Abdomen and Pelvis", "Limb", "Spine")
 MODALITIES: tuple[str, ...] = ("X-ray", "CT", "MRI", "Ultrasound", "Mammography")
@@ -192,14 +192,5 @@ Condition = Literal[
     "insufficient_3",
     "differentiated",
 ]
-CONDITIONS: tuple[Condition, ...] = (
-    "baseline",
-    "redundant_regular",
-    "redundant_medium",
-    "redundant_high",
-    "insufficient_1",
-    "insufficient_2",
-    "insufficient_3",
-    "differentiated",
-)
+CONDITIONS: tuple[Condition, ...] = get_args(Condition)
 UNSOLVABLE_CONDITIONS: frozenset[str] = frozenset({"insufficient_1", "insufficient_2", "insufficient_3"})

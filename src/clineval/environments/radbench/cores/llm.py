@@ -238,16 +238,7 @@ class LLMCore:
         elif not self._acted:
             header = P.stage_two_header(step_limit=view.step_limit, plan_problem=self._plan_problem)
         self._acted = True
-        self._say(
-            "agent",
-            P.step_request(
-                view.memory,
-                results=self._unreported(view),
-                new_tools=self._new_tools(view),
-                header=header,
-            ),
-        )
-        return parse_action(await self._ask("agent"))
+        return await self._step("agent", view, header)
 
     async def _act_multi(self, view: EpisodeView) -> Call | NoCall | Malformed:
         header: str | None = None
@@ -260,8 +251,12 @@ class LLMCore:
                 view.question, view.information, self._plan_of(view), view.tools, step_limit=view.step_limit
             )
             self._shown_tools.update(t.name for t in view.tools)
+        return await self._step("executor", view, header)
+
+    async def _step(self, role: Role, view: EpisodeView, header: str | None) -> Call | NoCall | Malformed:
+        """Send the step request (results so far, new tools, the memory bank) and read the action."""
         self._say(
-            "executor",
+            role,
             P.step_request(
                 view.memory,
                 results=self._unreported(view),
@@ -269,7 +264,7 @@ class LLMCore:
                 header=header,
             ),
         )
-        return parse_action(await self._ask("executor"))
+        return parse_action(await self._ask(role))
 
     async def conclude(self, view: EpisodeView) -> str:
         """Stage 3: the answer to the question, from the final memory bank."""
