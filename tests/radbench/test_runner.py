@@ -194,3 +194,24 @@ def test_an_llm_core_runs_from_the_cli_against_a_local_endpoint(tmp_path: Path) 
             "SELECT value, score FROM results WHERE metric = 'radbench'"
         ).fetchone()
     assert value == 1.0, record_json
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        stored = json.loads(conn.execute("SELECT record FROM runs").fetchone()[0])
+    versions = stored["config"]["environment"]["prompt_versions"]
+    assert versions["radbench.system"] == "1" and "radbench.tool_card" in versions
+
+
+def test_the_same_settings_give_the_same_results(tmp_path: Path) -> None:
+    settings = BenchSettings(core="random", n_records=2, seed=11, conditions=["baseline", "insufficient_3"])
+    first = run_bench(settings, store=str(tmp_path / "a.db"), progress=False)
+    again = run_bench(settings, store=str(tmp_path / "b.db"), progress=False)
+    other = run_bench(settings.model_copy(update={"seed": 12}), store=str(tmp_path / "c.db"), progress=False)
+
+    def table(result: object) -> list[tuple[str, dict[str, float | None]]]:
+        return sorted(
+            (r.case_id, dict(r.score.sub_scores))
+            for r in result.results  # type: ignore[attr-defined]
+            if r.metric == "radbench"
+        )
+
+    assert table(first) == table(again)
+    assert table(first) != table(other)

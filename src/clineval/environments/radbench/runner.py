@@ -54,6 +54,8 @@ class BenchSettings(BaseModel):
     seed: int = 0
     step_limit: int = Field(default=20, ge=1, le=500)
     auto_build: bool = False
+    prompt_versions: dict[str, str] = Field(default_factory=dict)
+    """The versions of the prompts an LLM core sends (filled when the run starts)."""
 
     @field_validator("tasks")
     @classmethod
@@ -219,6 +221,21 @@ class RadbenchMetric(BaseMetric):
         return Score(value=completion, sub_scores=subs, label=label, details={"finished": episode.finished})
 
 
+def with_prompt_versions(settings: BenchSettings) -> BenchSettings:
+    """The settings with the prompt versions of their core (none for the reference cores)."""
+    if settings.core != "llm":
+        return settings
+    from clineval.environments.radbench.cores.llm import LLMCoreConfig
+    from clineval.environments.radbench.prompts import prompt_versions
+
+    try:
+        config = LLMCoreConfig.model_validate(settings.llm or {})
+    except ValidationError as exc:
+        raise ConfigError(f"LLM core settings: {exc}") from None
+    versions = prompt_versions(config.mode, self_reflection=config.self_reflection, few_shot=config.few_shot)
+    return settings.model_copy(update={"prompt_versions": versions})
+
+
 def run_config(settings: BenchSettings, *, name: str | None, tags: dict[str, str], store: str) -> RunConfig:
     return RunConfig(
         name=name or f"radbench {settings.core}",
@@ -271,6 +288,7 @@ async def arun_bench(
             retry_errors=retry_errors,
             judge=None,
         )
+    settings = with_prompt_versions(settings)
     config = run_config(settings, name=name, tags=dict(tags or {}), store=store)
     cases = bench.cases()
     source = settings.records_file or f"generated records (seed {settings.seed})"
