@@ -56,7 +56,9 @@ def stored(n_records: int, seed: int) -> tuple[int, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--records", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-store", action="store_true", help="Do not time the stored run.")
@@ -70,7 +72,9 @@ def main() -> None:
         n, seconds = stored(args.records, args.seed)
         rows.append(("clineval run (store), oracle", n, seconds))
 
-    print(f"grid: {args.records} records x 11 tasks x 8 conditions; target {TARGET_S:.0f} s for the oracle grid")
+    print(
+        f"grid: {args.records} records x 11 tasks x 8 conditions; target {TARGET_S:.0f} s for the oracle grid"
+    )
     print(f"{'':32} {'episodes':>9} {'seconds':>9} {'episodes/s':>11}")
     for label, n, seconds in rows:
         print(f"{label:32} {n:9d} {seconds:9.2f} {n / seconds:11.0f}")

@@ -225,11 +225,21 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(
 
 def test_ctrl_c_saves_work_and_resume_finishes(tmp_path: Path) -> None:
     (tmp_path / "cases.jsonl").write_text(
-        # 40 cases at 0.3 s, two at a time: 6 s, ample time for the signal on a busy machine
-        "\n".join(json.dumps({"id": f"c{i}", "input": "q", "reference": "r"}) for i in range(40)) + "\n",
+        "\n".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "reference": "r"}) for i in range(40)) + "\n",
         encoding="utf-8",
     )
-    (tmp_path / "slow.py").write_text("import time\ndef agent(q):\n    time.sleep(0.3)\n    return 'r'\n")
+    # The first 4 cases answer at once; the others wait for a gate file, so the run cannot
+    # finish before the signal however busy the machine is.
+    (tmp_path / "slow.py").write_text(
+        "import pathlib, time\n"
+        "GATE = pathlib.Path(__file__).with_name('go')\n"
+        "def agent(q):\n"
+        "    if int(q[1:]) >= 4:\n"
+        "        deadline = time.time() + 60\n"
+        "        while not GATE.exists() and time.time() < deadline:\n"
+        "            time.sleep(0.02)\n"
+        "    return 'r'\n"
+    )
     db = tmp_path / "runs.db"
     proc = subprocess.Popen(
         [
@@ -254,11 +264,13 @@ def test_ctrl_c_saves_work_and_resume_finishes(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.time() + 30
+    deadline = time.time() + 60
     while time.time() < deadline and _count_if_ready(db) < 4:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    time.sleep(0.5)
+    (tmp_path / "go").write_text("", encoding="utf-8")  # let the waiting agent threads end
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "clineval run --resume" in err and f"--store {db}" in err
     with sqlite3.connect(db) as conn:
