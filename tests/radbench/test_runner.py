@@ -132,6 +132,13 @@ def test_an_interrupted_benchmark_run_resumes(tmp_path: Path) -> None:
     assert resumed.returncode == 0, resumed.stderr
     with sqlite3.connect(store) as conn:
         assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 2 * 3
+        conn.execute("DELETE FROM results WHERE case_id LIKE '%baseline'")
+        conn.execute("DELETE FROM outputs WHERE case_id LIKE '%baseline'")
+    # the generic command resumes a benchmark run too
+    generic = clineval("run", "--resume", run_id, "--store", str(store), "-q", cwd=tmp_path)
+    assert generic.returncode == 0, generic.stderr
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 2 * 3
 
 
 def test_bad_options_are_clear(tmp_path: Path) -> None:

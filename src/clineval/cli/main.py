@@ -179,6 +179,11 @@ def run(
             _show(outcome.result, group_by, show_cases)
             apply_gates(outcome.result, gates)
             return
+        environment_result = _resume_environment_run(resume, store_path, judge_config, quiet, retry_errors)
+        if environment_result is not None:
+            _show(environment_result, group_by, show_cases)
+            apply_gates(environment_result, gates)
+            return
         result = api.evaluate(
             resume=resume,
             store=store_path,
@@ -268,6 +273,29 @@ def run(
     result = api.evaluate(config=config, progress=progress)
     _show(result, config.group_by, show_cases)
     apply_gates(result, gates)
+
+
+def _resume_environment_run(
+    run_ref: str, store_path: str, judge: JudgeConfig | None, quiet: bool, retry_errors: bool
+) -> EvalResult | None:
+    """Resume a radiology-benchmark or conversation-simulation run (None for other runs)."""
+    with RunStore(store_path) as store:
+        record = store.get_run(run_ref)
+    kind = (record.config.get("environment") or {}).get("kind")
+    progress = None if not quiet else False
+    if kind == "radbench":
+        from clineval.environments.radbench.runner import bench_settings_of, run_bench
+
+        settings = bench_settings_of(record.config)
+        assert settings is not None
+        return run_bench(
+            settings, store=store_path, resume=record.id, retry_errors=retry_errors, progress=progress
+        )
+    if kind == "conversations.simulate":
+        from clineval.conversations.simulate import simulate_and_score
+
+        return simulate_and_score(None, store=store_path, progress=progress, resume=record.id, judge=judge)
+    return None
 
 
 def _is_suite_run(run_ref: str, store_path: str) -> bool:
@@ -457,6 +485,7 @@ def _register_commands() -> None:
     """Commands defined in their own modules."""
     from clineval.cli.agreement import agreement_command
     from clineval.cli.compare import compare_command
+    from clineval.cli.conversations import conversations_group
     from clineval.cli.facts import facts_command
     from clineval.cli.radbench import radbench_group
     from clineval.cli.suite import validate_command
@@ -466,6 +495,7 @@ def _register_commands() -> None:
     cli.add_command(validate_command)
     cli.add_command(agreement_command)
     cli.add_command(compare_command)
+    cli.add_command(conversations_group)
 
 
 _register_commands()

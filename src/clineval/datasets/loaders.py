@@ -93,7 +93,11 @@ def load_dataset(
     mapping: Mapping[str, str] | None = None,
     format: str | None = None,
 ) -> Dataset:
-    """Load and validate cases from a file path, a DataFrame or an iterable of dicts."""
+    """Load and validate cases from a file path, a DataFrame or an iterable of dicts.
+
+    A folder path loads the saved conversations in it, one case per conversation (see
+    :func:`clineval.conversations.loaders.load_conversations`).
+    """
     mapping = dict(mapping or {})
     _check_mapping(mapping)
     if isinstance(source, str | Path):
@@ -101,6 +105,13 @@ def load_dataset(
         fmt = (format or path.suffix.lstrip(".")).lower()
         if not path.exists():
             raise DatasetError(f"dataset file not found: {path}")
+        if path.is_dir():
+            # A folder holds saved conversations (one case per conversation).
+            from clineval.conversations.loaders import conversations_dataset
+
+            if mapping:
+                raise DatasetError(f"{path}: a column mapping does not apply to a folder of conversations")
+            return conversations_dataset(path)
         if fmt == "jsonl":
             rows = _read_jsonl(path)
         elif fmt == "json":

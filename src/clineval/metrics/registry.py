@@ -268,8 +268,11 @@ def build_metric(spec: MetricSpec | str, *, base_dir: Path | None = None) -> Met
         instance = _instantiate(obj, spec)
     else:
         entry = get_entry(spec.name)
+        args = dict(spec.args)
+        if base_dir is not None and "base_dir" not in args and _takes_base_dir(entry.factory):
+            args["base_dir"] = base_dir  # the metric resolves relative paths in its settings
         try:
-            instance = entry.factory(**spec.args)
+            instance = entry.factory(**args)
         except ConfigError:
             raise
         except (TypeError, ValueError) as exc:
@@ -281,6 +284,15 @@ def build_metric(spec: MetricSpec | str, *, base_dir: Path | None = None) -> Met
     with contextlib.suppress(AttributeError):
         instance.spec = spec  # type: ignore[attr-defined]
     return instance
+
+
+def _takes_base_dir(factory: Callable[..., Any]) -> bool:
+    """Whether a registered metric takes ``base_dir`` (the run file's folder, against which
+    it resolves relative paths given in its settings)."""
+    try:
+        return "base_dir" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _instantiate(obj: Any, spec: MetricSpec) -> Metric:

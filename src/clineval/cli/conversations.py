@@ -1,0 +1,201 @@
+"""``clineval conversations``: simulate multi-agent conversations and score saved ones (seed 000)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from clineval.cli.common import _require_store, err, friendly, out, store_option
+from clineval.errors import ConfigError
+from clineval.judges.config import JudgeConfig
+from clineval.metrics.registry import MetricSpec, parse_metric_spec, split_top_level
+from clineval.results import render
+from clineval.results.result import EvalResult
+from clineval.store.sqlite import DEFAULT_STORE
+
+
+@click.group(name="conversations")
+def conversations_group() -> None:
+    """Multi-agent conversations: simulate them from scenarios, score saved or real ones (seed 000)."""
+
+
+def _judge(value: str | None) -> JudgeConfig | None:
+    """A --judge value; a scripted judge's file is taken from the working directory."""
+    if not value:
+        return None
+    try:
+        config = JudgeConfig.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(str(e.get("msg", "")).removeprefix("Value error, ") for e in exc.errors())
+        raise ConfigError(f"--judge {value!r}: {problems}") from None
+    if config.script:
+        config.script = str(Path(config.script).resolve())
+    return config
+
+
+def _metrics(values: Sequence[str]) -> list[MetricSpec]:
+    specs: list[MetricSpec] = []
+    for value in values:
+        for part in split_top_level(value):
+            if part.strip():
+                spec = parse_metric_spec(part)
+                module, sep, attr = spec.name.rpartition(":")
+                if sep and module.endswith(".py") and not Path(module).is_absolute():
+                    spec = spec.model_copy(update={"name": f"{Path(module).resolve()}:{attr}"})
+                specs.append(spec)
+    return specs
+
+
+def _tags(values: Sequence[str]) -> dict[str, str]:
+    tags: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--tag {value!r}: expected KEY=VALUE")
+        tags[key.strip()] = val.strip()
+    return tags
+
+
+def _simulation_summary(result: EvalResult, store_path: str) -> str | None:
+    """How many trials finished (and how many were read from saved files), failed; where they are."""
+    finished = loaded = failed = 0
+    folders: set[str] = set()
+    for case in result.cases:
+        if case.agent_run is not None and case.agent_run.failed:
+            failed += 1
+            continue
+        output = case.metadata.get("agent_output")
+        if not isinstance(output, dict):
+            continue
+        finished += 1
+        if output.get("from_saved"):
+            loaded += 1
+        saved = output.get("saved")
+        if isinstance(saved, str):
+            folders.add(str(Path(saved).parent))
+    if not (finished or failed):
+        return None
+    text = f"{finished} conversation(s)"
+    if loaded:
+        text += f", {loaded} of them read from saved files (not simulated again)"
+    if folders:
+        text += f"; saved in {', '.join(sorted(folders))}"
+    if failed:
+        store = "" if store_path == DEFAULT_STORE else f" --store {store_path}"
+        text += (
+            f"\n[yellow]{failed} trial(s) failed; see clineval show {result.run.id}{store} --cases, then "
+            f"continue with: clineval conversations simulate --resume {result.run.id}{store}[/]"
+        )
+    return text
+
+
+@conversations_group.command(name="simulate")
+@click.argument("config_file", required=False, type=click.Path(dir_okay=False))
+@click.option("--trials", type=click.IntRange(1, 1000), help="Trials per scenario (overrides the file).")
+@click.option("--judge", "-j", help="Judge for the metrics (overrides the file's judge).")
+@click.option("--resume", help="Continue an interrupted simulation run (id, prefix or 'latest').")
+@click.option("--group-by", help="Also show aggregates grouped by this metadata field (e.g. scenario).")
+@click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@store_option
+@friendly
+def simulate_command(
+    config_file: str | None,
+    trials: int | None,
+    judge: str | None,
+    resume: str | None,
+    group_by: str | None,
+    show_cases: bool,
+    quiet: bool,
+    store_path: str,
+) -> None:
+    """Simulate the conversations of a simulation file (YAML) and score them as a stored run.
+
+    Finished trials are saved in the file's 'out' folder; running again with the same
+    folder, or --resume RUN, simulates only the trials that did not finish.
+    """
+    from clineval.conversations.simulate import load_simulation_config, simulate_and_score
+
+    progress = None if not quiet else False
+    judge_config = _judge(judge)
+    if resume:
+        refused = {"CONFIG_FILE": config_file, "--trials": trials}
+        given = [option for option, value in refused.items() if value]
+        if given:
+            raise ConfigError(
+                f"--resume continues a simulation with its own settings; {', '.join(given)} "
+                "cannot change them"
+            )
+        _require_store(store_path)
+        result = simulate_and_score(
+            None, store=store_path, progress=progress, resume=resume, judge=judge_config
+        )
+    else:
+        if not config_file:
+            raise ConfigError("give a simulation file (CONFIG_FILE), or --resume RUN")
+        config = load_simulation_config(config_file)
+        updates: dict[str, Any] = {}
+        if trials:
+            updates["trials"] = trials
+        if updates:
+            config = config.model_copy(update=updates)
+        result = simulate_and_score(config, store=store_path, progress=progress, judge=judge_config)
+    render.print_result(result, out, by=group_by, cases=show_cases)
+    summary = _simulation_summary(result, store_path)
+    if summary:
+        err.print(summary, highlight=False, soft_wrap=True)
+
+
+@conversations_group.command(name="score")
+@click.argument("path", type=click.Path(exists=True))
+@click.option(
+    "--metric",
+    "--metrics",
+    "-m",
+    "metric_opts",
+    multiple=True,
+    required=True,
+    help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value), ALIAS=NAME(...).",
+)
+@click.option("--judge", "-j", help="Judge for judge-based metrics.")
+@click.option("--patient", "patient_id", help="The patient of conversations that do not record one.")
+@click.option("--name", help="A name for the run.")
+@click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
+@click.option("--group-by", help="Also show aggregates grouped by this metadata field (e.g. patient_id).")
+@click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@store_option
+@friendly
+def score_command(
+    path: str,
+    metric_opts: tuple[str, ...],
+    judge: str | None,
+    patient_id: str | None,
+    name: str | None,
+    tags: tuple[str, ...],
+    group_by: str | None,
+    show_cases: bool,
+    quiet: bool,
+    store_path: str,
+) -> None:
+    """Score saved conversations (a .json/.jsonl file or a folder of them) as a stored run."""
+    from clineval.conversations.simulate import score_conversations
+
+    specs = _metrics(metric_opts)
+    if not specs:
+        raise ConfigError("name at least one metric with -m (see 'clineval metrics')")
+    result = score_conversations(
+        path,
+        specs,
+        judge=_judge(judge),
+        store=store_path,
+        patient_id=patient_id,
+        name=name,
+        tags=_tags(tags),
+        progress=None if not quiet else False,
+    )
+    render.print_result(result, out, by=group_by, cases=show_cases)

@@ -1,0 +1,37 @@
+"""The tumor-board example end to end, offline: simulate the scenarios with the example's
+multi-agent system and the scripted user, save the conversations, score them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from clineval.conversations.loaders import load_conversations
+from clineval.conversations.simulate import load_simulation_config, simulate_and_score
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tumor_board"
+
+
+def test_the_example_simulates_and_scores_offline(tmp_path: Path) -> None:
+    config = load_simulation_config(EXAMPLE / "simulate.yaml")
+    config = config.model_copy(update={"out": str(tmp_path / "saved"), "judge": config.judge})
+    result = simulate_and_score(config, store=str(tmp_path / "runs.db"), progress=False)
+    scores: dict[str, list[object]] = {}
+    for record in result.results:
+        scores.setdefault(record.metric, []).append(record.score)
+    n = len(result.cases)
+    assert n == 8  # 4 scenarios x 2 trials
+    assert all(s.value == 1.0 for s in scores["agent_selection_accuracy"])  # routing matches the gold
+    tbfact = [s.value for s in scores["history_tbfact"]]
+    assert all(v is not None and 0.3 < v < 1.0 for v in tbfact)  # the timeline misses the current status
+    assert all(s.value is not None and s.value > 0.8 for s in scores["history_support"])
+    assert all(s.value == 1.0 for s in scores["radiology_relevancy"])
+    for name in ("agent_selection", "intent_resolution", "information_aggregation"):
+        assert all(s.status == "error" and "needs an LLM judge" in (s.error or "") for s in scores[name])
+    saved = load_conversations(tmp_path / "saved")
+    assert len(saved) == 8 and {c.patient_id for c in saved} == {"tb-001", "tb-002", "tb-003"}
+    assert all(any(m.tool_calls for m in c.messages) for c in saved)
+    # a second run over the same folder reads the saved trials instead of simulating again
+    again = simulate_and_score(config, store=str(tmp_path / "runs.db"), progress=False)
+    outputs = [c.metadata.get("agent_output") for c in again.cases]
+    assert all(isinstance(o, dict) and o.get("from_saved") for o in outputs), json.dumps(outputs[0])[:300]
