@@ -461,3 +461,31 @@ def test_relative_paths_come_from_the_run_file_folder(
     assert [m.name for m in built] == ["agent_tbfact", "agent_source_support"]
     with pytest.raises(ConfigError, match="references not found"):
         build_metric(config.metrics[0])  # no folder given: relative to the current directory
+
+
+async def test_agent_metrics_through_the_http_judge(
+    llm_server: ScriptedServer, data: Path, tmp_path: Path
+) -> None:
+    """The per-agent metrics with an LLM judge: the packaged prompts over HTTP, the agent's own
+    words (not its tool output) sent to the judge, and TBFact/support computed from the verdicts."""
+    from tests.metrics.test_factuality_rag_http import SCRIPT
+
+    llm_server.set_script(SCRIPT)
+    judge = http_judge(llm_server, tmp_path)
+    case = conversation_to_case(tumor_board())
+    tbfact = await run(f"agent_tbfact(agent=PatientHistory, references={data / 'refs'})", case, judge)
+    support = await run(
+        f"agent_source_support(agent=PatientHistory, sources={data / 'sources'})", case, judge
+    )
+    relevancy = await run("agent_context_relevancy(agent=Radiology)", case, judge)
+    await judge.aclose()
+    for score in (tbfact, support, relevancy):
+        assert score.status == "scored", score.error
+    # the scripted verdicts: fact 1 entailed, fact 2 not entailed, in both directions
+    assert tbfact.sub_scores["precision"] == pytest.approx(0.5) and tbfact.sub_scores[
+        "recall"
+    ] == pytest.approx(0.5)
+    assert support.value == pytest.approx(0.5)  # one of the two facts entailed by a document
+    assert relevancy.value == 1.0
+    sent = [json.dumps(r["body"]["messages"]) for r in llm_server.requests()]
+    assert any("KRAS G12C mutation" in s for s in sent)  # the agent's words reached the judge
