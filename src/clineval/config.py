@@ -20,15 +20,13 @@ The same model is stored with each run, so that a run can be resumed or compared
 
 from __future__ import annotations
 
-import inspect
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from clineval.errors import ConfigError, field_errors
-from clineval.importing import import_object
+from clineval.importing import build_object
 from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec
 from clineval.model import Tags
@@ -123,16 +121,7 @@ def load_run_config(path: str | Path) -> RunConfig:
 
 def build_agent(config: AgentConfig, base_dir: Path | None = None) -> AgentFn:
     """The callable an agent config names (a class is created with ``args``)."""
-    obj = import_object(config.target, base_dir=base_dir, what="agent")
-    if inspect.isclass(obj):
-        try:
-            obj = obj(**config.args)
-        except TypeError as exc:
-            raise ConfigError(
-                f"agent {config.target!r}: cannot be created with {config.args}: {exc}"
-            ) from None
-    elif config.args:
-        obj = partial(obj, **config.args)
+    obj = build_object(config.target, config.args, base_dir=base_dir, what="agent")
     if not callable(obj):
         raise ConfigError(f"agent {config.target!r} is not callable")
     return obj  # type: ignore[no-any-return]

@@ -92,3 +92,22 @@ def _import_file(path_text: str, base_dir: Path | None, what: str, target: str) 
         if added:
             sys.path.remove(folder)
     return module
+
+
+def build_object(
+    target: str, args: dict[str, Any], *, base_dir: Path | None = None, what: str = "object"
+) -> Any:
+    """The object ``target`` names, created with ``args`` when it is a class, or with ``args``
+    bound (``functools.partial``) when it is a function; a :class:`ConfigError` otherwise."""
+    import inspect
+    from functools import partial
+
+    obj = import_object(target, base_dir=base_dir, what=what)
+    if inspect.isclass(obj):
+        try:
+            return obj(**args)
+        except TypeError as exc:
+            raise ConfigError(f"{what} {target!r}: cannot be created with {args}: {exc}") from None
+    if args:
+        return partial(obj, **args)
+    return obj

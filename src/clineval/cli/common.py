@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
 from clineval.errors import ClinevalError, ConfigError, RunInterrupted
+from clineval.judges.config import JudgeConfig
 from clineval.store.sqlite import DEFAULT_STORE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -80,3 +82,17 @@ def write_text_file(path: str, text: str, option: str) -> None:
     except OSError as exc:
         raise ConfigError(f"{option} {path}: cannot write ({exc.strerror or exc})") from None
     err.print(f"wrote {path}", highlight=False)
+
+
+def judge_option(value: str | None) -> JudgeConfig | None:
+    """A --judge value as a config; a scripted judge's file is taken from the working directory."""
+    if not value:
+        return None
+    try:
+        config = JudgeConfig.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(str(e.get("msg", "")).removeprefix("Value error, ") for e in exc.errors())
+        raise ConfigError(f"--judge {value!r}: {problems}") from None
+    if config.script:
+        config.script = str(Path(config.script).resolve())
+    return config

@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from pydantic import ValidationError
 
-from clineval.cli.common import _require_store, err, friendly, out, store_option
+from clineval.cli.common import _require_store, err, friendly, judge_option, out, store_option
 from clineval.errors import ConfigError
-from clineval.judges.config import JudgeConfig
 from clineval.metrics.registry import MetricSpec, parse_metric_spec, split_top_level
 from clineval.results import render
 from clineval.results.result import EvalResult
@@ -21,20 +19,6 @@ from clineval.store.sqlite import DEFAULT_STORE
 @click.group(name="conversations")
 def conversations_group() -> None:
     """Multi-agent conversations: simulate them from scenarios, score saved or real ones (seed 000)."""
-
-
-def _judge(value: str | None) -> JudgeConfig | None:
-    """A --judge value; a scripted judge's file is taken from the working directory."""
-    if not value:
-        return None
-    try:
-        config = JudgeConfig.model_validate(value)
-    except ValidationError as exc:
-        problems = "; ".join(str(e.get("msg", "")).removeprefix("Value error, ") for e in exc.errors())
-        raise ConfigError(f"--judge {value!r}: {problems}") from None
-    if config.script:
-        config.script = str(Path(config.script).resolve())
-    return config
 
 
 def _metrics(values: Sequence[str]) -> list[MetricSpec]:
@@ -121,7 +105,7 @@ def simulate_command(
     from clineval.conversations.simulate import load_simulation_config, simulate_and_score
 
     progress = None if not quiet else False
-    judge_config = _judge(judge)
+    judge_config = judge_option(judge)
     if resume:
         refused = {"CONFIG_FILE": config_file, "--trials": trials}
         given = [option for option, value in refused.items() if value]
@@ -191,7 +175,7 @@ def score_command(
     result = score_conversations(
         path,
         specs,
-        judge=_judge(judge),
+        judge=judge_option(judge),
         store=store_path,
         patient_id=patient_id,
         name=name,

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from clineval import api
-from clineval.cli.common import _require_store, err, friendly, out, store_option
+from clineval.cli.common import _require_store, err, friendly, judge_option, out, store_option
 from clineval.cli.gating import GateOptions, apply_gates, expected_metrics, gate_options
 from clineval.cli.suite import (
     is_suite_file,
@@ -144,7 +144,7 @@ def run(
     """Run an evaluation from a RUN_FILE (YAML) and/or options, and show the results."""
     progress = None if not quiet else False
     specs = [_absolute_spec(spec) for spec in _split_metrics(metric_opts)]
-    judge_config = _judge_option(judge)
+    judge_config = judge_option(judge)
     agent_settings: dict[str, Any] = {}
     if concurrency:
         agent_settings["concurrency"] = concurrency
@@ -304,20 +304,6 @@ def _is_suite_run(run_ref: str, store_path: str) -> bool:
         return is_suite_record(store.get_run(run_ref))
 
 
-def _judge_option(value: str | None) -> JudgeConfig | None:
-    """A --judge value as a config; a scripted judge's file is taken from the working directory."""
-    if not value:
-        return None
-    try:
-        config = JudgeConfig.model_validate(value)
-    except ValidationError as exc:
-        problems = "; ".join(str(e.get("msg", "")).removeprefix("Value error, ") for e in exc.errors())
-        raise ConfigError(f"--judge {value!r}: {problems}") from None
-    if config.script:
-        config.script = str(Path(config.script).resolve())
-    return config
-
-
 def _absolute_target(target: str) -> str:
     """``file.py:name`` given on the command line, with the file's absolute path (kept for resume)."""
     module, sep, attr = target.rpartition(":")
@@ -361,7 +347,7 @@ def score(
     result = api.rescore(
         run_ref,
         specs,
-        judge=_judge_option(judge),
+        judge=judge_option(judge),
         store=store_path,
         cache=None if no_cache else DEFAULT_CACHE,
         name=name,

@@ -646,18 +646,9 @@ def load_simulation_config(path: str | Path) -> SimulationConfig:
 
 def build_system(config: SystemConfig, base_dir: Path | None = None) -> System:
     """The system a config names (a class is created with ``args``)."""
-    from clineval.importing import import_object
+    from clineval.importing import build_object
 
-    obj = import_object(config.target, base_dir=base_dir, what="system")
-    if inspect.isclass(obj):
-        try:
-            obj = obj(**config.args)
-        except TypeError as exc:
-            raise ConfigError(
-                f"system {config.target!r}: cannot be created with {config.args}: {exc}"
-            ) from None
-    elif config.args:
-        obj = partial(obj, **config.args)
+    obj = build_object(config.target, config.args, base_dir=base_dir, what="system")
     return as_system(obj, name=config.target)
 
 
