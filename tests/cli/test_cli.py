@@ -263,6 +263,9 @@ def test_ctrl_c_saves_work_and_resume_finishes(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A shell running the tests in the background starts them with SIGINT ignored, which
+        # Python would then keep ignoring: give the child the default disposition back.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.time() + 60
     while time.time() < deadline and _count_if_ready(db) < 4:
