@@ -489,3 +489,41 @@ async def test_agent_metrics_through_the_http_judge(
     assert relevancy.value == 1.0
     sent = [json.dumps(r["body"]["messages"]) for r in llm_server.requests()]
     assert any("KRAS G12C mutation" in s for s in sent)  # the agent's words reached the judge
+
+
+async def test_tool_selection_accuracy_by_hand() -> None:
+    def call(name: str) -> ToolCallRecord:
+        return ToolCallRecord(name=name, arguments={"patient_id": "patient_4"})
+
+    conversation = Conversation(
+        id="tools",
+        patient_id="patient_4",
+        messages=[
+            Message(
+                role="user", speaker="user", text="Summarise the history.", gold_tools=["load_patient_data"]
+            ),
+            said("PatientHistory", "Timeline ...", tool_calls=[call("load_patient_data")]),  # right
+            Message(role="user", speaker="user", text="Latest CT?", gold_tools=["get_imaging_reports"]),
+            said("Radiology", "The CT shows ..."),  # no call: missing
+            Message(role="user", speaker="user", text="Thank you.", gold_tools=[]),
+            said("Orchestrator", "You are welcome."),  # no tool, none expected: right
+            Message(role="user", speaker="user", text="Next steps?", gold_tools=["lookup_guideline"]),
+            said(
+                "ClinicalGuidelines",
+                "Consider ...",
+                tool_calls=[call("lookup_guideline"), call("lookup_guideline"), call("load_patient_data")],
+            ),  # an extra tool: wrong
+            user("Anything else?"),  # not labelled
+        ],
+    )
+    score = await run("tool_selection_accuracy", conversation_to_case(conversation))
+    # 2 of 4 labelled turns exact; calls 1+0+0+3 = 4 of which 2 gold (precision 0.5);
+    # gold tools 1+1+0+1 = 3 of which 2 called (recall 2/3)
+    assert score.value == pytest.approx(0.5) and score.label == "2/4"
+    assert score.sub_scores["tool_precision"] == pytest.approx(0.5)
+    assert score.sub_scores["tool_recall"] == pytest.approx(2 / 3)
+    turns = score.details["turns"]
+    assert turns[1]["missing"] == ["get_imaging_reports"] and turns[1]["extra"] == []
+    assert turns[3]["extra"] == ["load_patient_data"] and not turns[3]["correct"]
+    unlabelled = await run("tool_selection_accuracy", conversation_to_case(tumor_board()))
+    assert unlabelled.status == "not_applicable"

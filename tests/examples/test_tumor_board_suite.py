@@ -22,6 +22,7 @@ def test_the_example_simulates_and_scores_offline(tmp_path: Path) -> None:
     n = len(result.cases)
     assert n == 8  # 4 scenarios x 2 trials
     assert all(s.value == 1.0 for s in scores["agent_selection_accuracy"])  # routing matches the gold
+    assert all(s.value == 1.0 for s in scores["tool_selection_accuracy"])  # and so do the tools called
     tbfact = [s.value for s in scores["history_tbfact"]]
     assert all(v is not None and 0.3 < v < 1.0 for v in tbfact)  # the timeline misses the current status
     assert all(s.value is not None and s.value > 0.8 for s in scores["history_support"])

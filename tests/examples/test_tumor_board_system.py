@@ -93,8 +93,8 @@ def test_scenarios_use_the_agreed_fields_and_the_system_routes_them_as_expected(
     assert {s["patient_id"] for s in scenarios} == set(PATIENT_IDS)
     for scenario in scenarios:
         assert set(scenario) == {
-            "id", "patient_id", "initial_query", "initial_expect", "followups", "persona", "goal",
-            "trials", "max_turns",
+            "id", "patient_id", "initial_query", "initial_expect", "initial_tools", "followups", "persona",
+            "goal", "trials", "max_turns",
         }  # fmt: skip
         assert scenario["trials"] == 2 and scenario["max_turns"] == 6
         assert 3 <= len(scenario["followups"]) <= 4

@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -362,6 +363,84 @@ class AgentSelectionAccuracy(BaseMetric):
             explanation=explanation,
             sub_scores={"labelled_turns": float(len(rows)), "correct": float(correct)},
             details={"orchestrator": self.orchestrator, "user_turns": len(turns), "turns": rows},
+        )
+
+
+@metric(
+    "tool_selection_accuracy",
+    description="Share of gold-labelled user turns answered with exactly the gold tools (seed 000; no judge)",
+    seed="000",
+)
+class ToolSelectionAccuracy(BaseMetric):
+    """Turn-level tool selection against gold tool labels; deterministic.
+
+    For each user message carrying ``gold_tools`` (a list of tool names, possibly empty),
+    the tools called are the names of every tool call made before the next user message.
+    A turn is correct when the *set* of called tools equals the gold set (names compared
+    ignoring case, spaces and punctuation; repeating a gold tool is not penalised here).
+    Value: correct turns / labelled turns, in [0, 1]; not applicable when no user message is
+    labelled. Sub-scores over all labelled turns (multiset counts, so a duplicated call
+    beyond the gold count is a false positive): ``tool_precision`` (called calls that are
+    gold) and ``tool_recall`` (gold tools that were called); either is left out when its
+    denominator is 0. Details list every labelled turn (gold, called, missing, extra).
+    """
+
+    name = "tool_selection_accuracy"
+    requires: tuple[str, ...] = ()
+    needs_judge = False
+
+    def score(self, case: Case, ctx: ScoreContext) -> Score:
+        conversation = conversation_of(case)
+        if conversation is None:
+            return _no_conversation(self.name)
+        turns = user_turns(conversation)
+        rows: list[dict[str, Any]] = []
+        hits = called_total = gold_total = 0
+        for turn in turns:
+            gold = turn.message.gold_tools
+            if gold is None:
+                continue
+            called = [call.name for message in turn.responses for call in message.tool_calls]
+            gold_counts = Counter(_key(g) for g in gold)
+            called_counts = Counter(_key(c) for c in called)
+            overlap = sum((gold_counts & called_counts).values())
+            hits += overlap
+            called_total += sum(called_counts.values())
+            gold_total += sum(gold_counts.values())
+            rows.append(
+                {
+                    "turn": turn.index + 1,
+                    "query": _excerpt(turn.message.text, 120),
+                    "gold": list(gold),
+                    "called": called,
+                    "missing": sorted({g for g in gold if _key(g) not in called_counts}),
+                    "extra": sorted({c for c in called if _key(c) not in gold_counts}),
+                    "correct": set(gold_counts) == set(called_counts),
+                }
+            )
+        if not rows:
+            return Score.not_applicable(
+                f"no user message carries a gold_tools label ({len(turns)} user message(s))"
+            )
+        correct = sum(r["correct"] for r in rows)
+        subs: dict[str, float | None] = {"labelled_turns": float(len(rows)), "correct": float(correct)}
+        if called_total:
+            subs["tool_precision"] = hits / called_total
+        if gold_total:
+            subs["tool_recall"] = hits / gold_total
+        wrong = [r for r in rows if not r["correct"]]
+        explanation = f"{correct} of {len(rows)} labelled turn(s) called exactly the gold tools"
+        if wrong:
+            explanation += "; " + "; ".join(
+                f"turn {r['turn']} missing {r['missing'] or '-'}, extra {r['extra'] or '-'}"
+                for r in wrong[:3]
+            )
+        return Score(
+            value=correct / len(rows),
+            label=f"{correct}/{len(rows)}",
+            explanation=explanation,
+            sub_scores=subs,
+            details={"user_turns": len(turns), "turns": rows},
         )
 
 

@@ -55,6 +55,9 @@ class Message(BaseModel):
     gold_agent: str | None = None
     """On a user message: the agent that should answer it (a turn-level label, when the
     dataset has one; agent selection accuracy uses it)."""
+    gold_tools: list[str] | None = None
+    """On a user message: the tools the answer should call (names; a turn-level label, when
+    the dataset has one; tool selection accuracy uses it). An empty list: no tool."""
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
 
 

@@ -55,6 +55,8 @@ class Followup(BaseModel):
     text: str
     expect: str | None = None
     """The agent that should answer (the turn's gold agent), when known."""
+    tools: list[str] | None = None
+    """The tools the answer should call (the turn's gold tools), when known."""
 
     @model_validator(mode="before")
     @classmethod
@@ -91,6 +93,8 @@ class Scenario(BaseModel):
     initial_query: str
     initial_expect: str | None = None
     """The agent that should answer the initial query, when known."""
+    initial_tools: list[str] | None = None
+    """The tools the answer to the initial query should call, when known."""
     followups: list[Followup] = Field(default_factory=list)
     persona: str = DEFAULT_PERSONA
     goal: str | None = None

@@ -69,7 +69,13 @@ class SimulatedUserError(RuntimeError):
 
 def opening_message(scenario: Scenario) -> Message:
     """The scenario's initial query as a user message, with its gold agent."""
-    return Message(role="user", speaker=USER, text=scenario.initial_query, gold_agent=scenario.initial_expect)
+    return Message(
+        role="user",
+        speaker=USER,
+        text=scenario.initial_query,
+        gold_agent=scenario.initial_expect,
+        gold_tools=scenario.initial_tools,
+    )
 
 
 def _user_messages(conversation: Conversation) -> list[Message]:
@@ -91,6 +97,7 @@ def _followup_message(text: str, followup: Followup, index: int) -> Message:
         speaker=USER,
         text=text,
         gold_agent=followup.expect,
+        gold_tools=followup.tools,
         metadata={FOLLOWUP_KEY: index},
     )
 
