@@ -99,24 +99,10 @@ def load_run_config(path: str | Path) -> RunConfig:
     The file is read like a suite (:mod:`clineval.suites.source`): ``include:`` and
     ``!include``, ``${ENV}`` variables, and every problem reported with its line.
     """
-    from clineval.suites.source import SuiteError, load_document
+    from clineval.suites.source import load_settings
 
-    file = Path(path)
-    if not file.exists():
-        raise ConfigError(f"run file not found: {file}")
-    doc = load_document(file)
-    if doc.problems:
-        raise SuiteError(doc.problems)
-    data = doc.data
-    if not isinstance(data, dict):
-        raise ConfigError(f"{file}: expected a mapping of settings (name, data, metrics, ...)")
-    data.setdefault("base_dir", str(file.resolve().parent))
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as exc:
-        raise SuiteError(doc.validation_problems(exc)) from None
-    except ConfigError as exc:
-        raise ConfigError(f"{file}: {exc}") from None
+    config, _ = load_settings(path, RunConfig, what="run file", expected="name, data, metrics, ...")
+    return config
 
 
 def build_agent(config: AgentConfig, base_dir: Path | None = None) -> AgentFn:

@@ -39,8 +39,6 @@ from pydantic import (
     model_validator,
 )
 
-from clineval.errors import ConfigError
-
 __all__ = ["DEFAULT_PERSONA", "Followup", "Scenario", "load_scenarios"]
 
 DEFAULT_PERSONA = "a clinician preparing a patient's case for a multidisciplinary tumor board"
@@ -155,14 +153,10 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
     ``file:line`` (an unknown field, an empty query, a duplicate id, ...), or a
     :class:`~clineval.errors.ConfigError` when the file does not exist.
     """
-    from clineval.suites.source import Problem, SuiteError, load_document
+    from clineval.suites.source import Problem, SuiteError, read_document
 
     file = Path(path)
-    if not file.exists():
-        raise ConfigError(f"scenario file not found: {file}")
-    doc = load_document(file)
-    if doc.problems:
-        raise SuiteError(doc.problems)
+    doc = read_document(file, "scenario file")
     data = doc.data
     base: tuple[str | int, ...] = ()
     if isinstance(data, dict):

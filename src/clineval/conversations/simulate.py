@@ -621,24 +621,11 @@ def load_simulation_config(path: str | Path) -> SimulationConfig:
 
     Read like run files (includes, ``${ENV}``); every problem is reported with its line.
     """
-    from clineval.suites.source import SuiteError, load_document
+    from clineval.suites.source import SuiteError, load_settings
 
-    file = Path(path)
-    if not file.exists():
-        raise ConfigError(f"simulation file not found: {file}")
-    doc = load_document(file)
-    if doc.problems:
-        raise SuiteError(doc.problems)
-    data = doc.data
-    if not isinstance(data, dict):
-        raise ConfigError(f"{file}: expected a mapping of settings (scenarios, system, user, metrics, ...)")
-    data.setdefault("base_dir", str(file.resolve().parent))
-    try:
-        config = SimulationConfig.model_validate(data)
-    except ValidationError as exc:
-        raise SuiteError(doc.validation_problems(exc)) from None
-    except ConfigError as exc:
-        raise ConfigError(f"{file}: {exc}") from None
+    config, doc = load_settings(
+        path, SimulationConfig, what="simulation file", expected="scenarios, system, user, metrics, ..."
+    )
     if not config.scenarios_path.exists():
         raise SuiteError([doc.problem(("scenarios",), f"file not found: {config.scenarios_path}")])
     return config

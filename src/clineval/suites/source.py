@@ -28,10 +28,10 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from clineval.errors import ConfigError
 
@@ -428,3 +428,36 @@ def load_document(file: str | Path, *, env: Mapping[str, str] | None = None) -> 
         files=reader.files,
         problems=reader.problems,
     )
+
+
+def read_document(path: str | Path, what: str) -> Document:
+    """A file read with :func:`load_document`; ``what`` names it in the not-found error
+    (``"run file"``); a :class:`SuiteError` lists its YAML problems."""
+    file = Path(path)
+    if not file.exists():
+        raise ConfigError(f"{what} not found: {file}")
+    doc = load_document(file)
+    if doc.problems:
+        raise SuiteError(doc.problems)
+    return doc
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def load_settings(path: str | Path, model: type[M], *, what: str, expected: str) -> tuple[M, Document]:
+    """A settings file (a YAML mapping) validated as ``model``, with ``base_dir`` set to its
+    folder; every problem is reported with its line. ``expected`` lists the main settings
+    for the error about a file that is not a mapping."""
+    file = Path(path)
+    doc = read_document(file, what)
+    data = doc.data
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: expected a mapping of settings ({expected})")
+    data.setdefault("base_dir", str(file.resolve().parent))
+    try:
+        return model.model_validate(data), doc
+    except ValidationError as exc:
+        raise SuiteError(doc.validation_problems(exc)) from None
+    except ConfigError as exc:
+        raise ConfigError(f"{file}: {exc}") from None
