@@ -271,28 +271,20 @@ class LLMCore:
         if self.config.mode == "single":
             if "agent" not in self.transcripts:
                 self._start_single(view)
-                self._say(
-                    "agent",
-                    P.conclusion_request(
-                        view.memory,
-                        question=view.question,
-                        information=view.information,
-                        plan=self._plan_of(view),
-                        steps=[P.render_step_result(s, view.tools) for s in view.steps],
-                    ),
-                )
+                self._say("agent", self._full_conclusion_request(view))
             else:
                 self._say("agent", P.conclusion_request(view.memory, results=self._unreported(view)))
             return (await self._ask("agent")).strip()
         self.transcripts["concluder"] = [{"role": "system", "content": P.concluder_system()}]
-        self._say(
-            "concluder",
-            P.conclusion_request(
-                view.memory,
-                question=view.question,
-                information=view.information,
-                plan=self._plan_of(view),
-                steps=[P.render_step_result(s, view.tools) for s in view.steps],
-            ),
-        )
+        self._say("concluder", self._full_conclusion_request(view))
         return (await self._ask("concluder")).strip()
+
+    def _full_conclusion_request(self, view: EpisodeView) -> str:
+        """The conclusion request for a conversation that has not seen the episode: everything."""
+        return P.conclusion_request(
+            view.memory,
+            question=view.question,
+            information=view.information,
+            plan=self._plan_of(view),
+            steps=[P.render_step_result(s, view.tools) for s in view.steps],
+        )
