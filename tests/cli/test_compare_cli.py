@@ -208,3 +208,21 @@ def test_runs_filters_by_tag_and_name(folder: Path) -> None:
     assert none.exit_code == 0 and "No run matches the filters." in none.stdout
     bad = clineval(folder, "runs", "--tag", "suite")
     assert bad.exit_code == 2 and "--tag 'suite': expected KEY=VALUE" in bad.stderr
+
+
+def test_gates_on_a_stored_run_with_show(folder: Path, tmp_path: Path) -> None:
+    base, candidate = _ids(folder)
+    failed = clineval(
+        folder, "show", candidate, "--fail-under", "exact_match=0.9", "--no-regression-vs", base
+    )
+    assert failed.exit_code == 1, failed.output
+    assert (
+        "FAIL  fail-under exact_match=0.9" in failed.stdout
+        and f"FAIL  no-regression-vs {base}" in failed.stdout
+    )
+    report = tmp_path / "show.xml"
+    passed = clineval(folder, "show", base, "--fail-under", "exact_match=0.5", "--junit", str(report))
+    assert passed.exit_code == 0, passed.output
+    assert report.exists()
+    unknown = clineval(folder, "show", base, "--fail-under", "exact_mach=0.5")
+    assert unknown.exit_code == 2 and "Did you mean 'exact_match'" in unknown.output

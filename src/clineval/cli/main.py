@@ -393,12 +393,26 @@ def _run_matches(run: RunRecord, tags: dict[str, str], name: str | None) -> bool
 @click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
 @click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
 @click.option("--all-sub-scores", is_flag=True, help="Show every sub-score row, not only the first few.")
+@gate_options
 @store_option
 @friendly
-def show(run_ref: str, group_by: str | None, show_cases: bool, all_sub_scores: bool, store_path: str) -> None:
-    """Show a stored run: provenance, aggregates, unscored reasons (RUN_REF: id, prefix, 'latest')."""
+def show(
+    run_ref: str,
+    group_by: str | None,
+    show_cases: bool,
+    all_sub_scores: bool,
+    gates: GateOptions,
+    store_path: str,
+) -> None:
+    """Show a stored run: provenance, aggregates, unscored reasons (RUN_REF: id, prefix, 'latest').
+
+    The gate options check the stored run as `clineval run` checks a new one (exit 1 when
+    a gate fails), e.g. in a CI job that did not run the evaluation itself.
+    """
     _require_store(store_path)
     result = api.load_run(run_ref, store=store_path)
+    if gates.active:
+        gates.check_before_run(store_path, resume=result.run.id)
     run_ = result.run
     details = Table.grid(padding=(0, 2))
     details.add_row("created", render._when(run_.created_at))
@@ -414,6 +428,8 @@ def show(run_ref: str, group_by: str | None, show_cases: bool, all_sub_scores: b
     details.add_row("clineval", f"{run_.clineval_version}, Python {run_.python}, {run_.platform}")
     out.print(details)
     _show(result, group_by, show_cases, all_sub_scores)
+    if gates.active:
+        apply_gates(result, gates)
 
 
 @cli.command(name="export")
