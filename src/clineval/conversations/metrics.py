@@ -480,6 +480,14 @@ def _read_json_rows(file: Path, what: str) -> Any:
         raise ConfigError(f"{file}: not valid JSON ({exc.msg})") from None
 
 
+def _locate(source: str | Path, base_dir: str | Path | None, what: str, hint: str) -> Path:
+    """The folder or file a ``references``/``sources`` setting names; a clear error if neither."""
+    path = _resolve(source, base_dir)
+    if not (path.is_dir() or path.is_file()):
+        raise ConfigError(f"{what} not found: {path} ({hint})")
+    return path
+
+
 def _row_patient(row: Any, where: str) -> str:
     if not isinstance(row, dict) or not isinstance(row.get("patient_id", row.get("id")), str | int):
         raise ConfigError(f"{where}: expected an object with 'patient_id'")
@@ -506,15 +514,13 @@ class ReferenceTexts:
             self.mapping = {str(k): str(v) for k, v in source.items()}
             self.label = "the references mapping"
             return
-        path = _resolve(source, base_dir)
+        path = _locate(
+            source, base_dir, "references", "a folder of <patient_id>.txt|.md files or a JSON file"
+        )
         self.label = str(path)
         if path.is_dir():
             self.folder = path
             return
-        if not path.is_file():
-            raise ConfigError(
-                f"references not found: {path} (a folder of <patient_id>.txt|.md files or a JSON file)"
-            )
         data = _read_json_rows(path, "references")
         mapping: dict[str, str] = {}
         if isinstance(data, dict):
@@ -575,15 +581,13 @@ class SourceDocuments:
             self.label = "the sources mapping"
             self.mapping = {str(k): self._documents(v, f"sources[{k!r}]") for k, v in source.items()}
             return
-        path = _resolve(source, base_dir)
+        path = _locate(
+            source, base_dir, "sources", "a folder with one sub-folder per patient, or a JSON file"
+        )
         self.label = str(path)
         if path.is_dir():
             self.folder = path
             return
-        if not path.is_file():
-            raise ConfigError(
-                f"sources not found: {path} (a folder with one sub-folder per patient, or a JSON file)"
-            )
         data = _read_json_rows(path, "sources")
         mapping: dict[str, list[tuple[str, str]]] = {}
         if isinstance(data, dict):
