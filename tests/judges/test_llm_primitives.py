@@ -23,7 +23,14 @@ from clineval.judges.llm_primitives import (
     relevant_sentences_schema,
     sentence_types_schema,
 )
-from clineval.judges.primitives import DEFAULT_CATEGORIES, Decision, Fact, Primitives, Verdict
+from clineval.judges.primitives import (
+    DEFAULT_CATEGORIES,
+    Decision,
+    Fact,
+    GeneratedQuestions,
+    Primitives,
+    Verdict,
+)
 from clineval.judges.scripted import ScriptedBackend, ScriptRule
 from clineval.judges.structured import with_schema_instruction
 from clineval.prompts import load_prompt
@@ -117,6 +124,27 @@ STATEMENTS = [
     "Alcohol should be avoided for 48 hours after the last dose of metronidazole.",
 ]
 
+GR_Q = "I took my levothyroxine with coffee this morning. Is that a problem?"
+GR_EVIDENCE = "Take levothyroxine on an empty stomach, 30 minutes before breakfast or coffee."
+GR_SENTENCES = ["Yes, it can be.", "Coffee can reduce how much levothyroxine you absorb."]
+GR_VERDICTS = [
+    {
+        "id": 1,
+        "evidence": "30 minutes before breakfast or coffee",
+        "explanation": "The reply asserts that taking it with coffee is a problem; the passage says to wait.",
+        "label": "entailed",
+        "reason": None,
+    },
+    {"id": 2, "evidence": "", "explanation": "Absorption is not mentioned.", "label": "not_entailed"},
+]
+
+QG_A = "Yes, you can have the shingles vaccine two weeks after finishing your antibiotics."
+QG_QUESTIONS = [
+    "Can I have the shingles vaccine after antibiotics?",
+    "How long after antibiotics can I get my shingles jab?",
+    "Is it fine to get the shingles vaccine once my antibiotics are finished?",
+]
+
 # pattern -> answer, for both the HTTP server and the scripted judge
 ANSWERS: dict[str, dict[str, Any]] = {
     r"Mrs\. Adeyemi, 58": FACTS_ANSWER,
@@ -133,6 +161,12 @@ ANSWERS: dict[str, dict[str, Any]] = {
         "sentences": [{"id": 1, "relevant": True}, {"id": 2, "relevant": True}, {"id": 3, "relevant": False}]
     },
     r"metronidazole": {"statements": STATEMENTS},
+    r"levothyroxine with coffee": {"verdicts": GR_VERDICTS},
+    r"shingles vaccine two weeks": {
+        "explanation": "Says when the vaccine can be given.",
+        "noncommittal": False,
+        "questions": QG_QUESTIONS,
+    },
 }
 
 
@@ -146,6 +180,8 @@ async def run_every_primitive(primitives: Primitives) -> dict[str, Any]:
         "relevant": await primitives.context_relevant(CR_Q, CR_CONTEXTS),
         "sentences": await primitives.relevant_sentences(RS_Q, RS_SENTENCES),
         "statements": await primitives.extract_statements(ST_Q, ST_A),
+        "grounding": await primitives.check_grounding(GR_SENTENCES, GR_EVIDENCE, GR_Q),
+        "questions": await primitives.generate_questions(QG_A, 3),
     }
 
 
@@ -162,6 +198,10 @@ def check_every_answer(out: dict[str, Any]) -> None:
     assert out["relevant"].value is True
     assert out["sentences"] == [True, True, False]
     assert out["statements"] == STATEMENTS
+    assert [(v.label, v.reason) for v in out["grounding"]] == [("entailed", None), ("not_entailed", "other")]
+    assert out["questions"] == GeneratedQuestions(
+        questions=QG_QUESTIONS, noncommittal=False, explanation="Says when the vaccine can be given."
+    )
 
 
 def http_judge(server: ScriptedServer, tmp_path: Path | None = None) -> Judge:
@@ -198,7 +238,7 @@ async def test_every_primitive_through_the_http_judge(llm_server: ScriptedServer
     await judge.aclose()
     check_every_answer(out)
     requests = llm_server.requests()
-    assert len(requests) == len(PROMPT_NAMES) == 8  # one request per question
+    assert len(requests) == len(PROMPT_NAMES) == 10  # one request per question
     for request, name in zip(requests, PROMPT_NAMES, strict=True):
         messages = request["body"]["messages"]
         prompt = load_prompt(name)
@@ -217,6 +257,14 @@ async def test_every_primitive_through_the_http_judge(llm_server: ScriptedServer
     assert "[3] Mrs. Adeyemi has liver metastases." in entail["messages"][-1]["content"]
     items = entail["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]
     assert items["minItems"] == items["maxItems"] == 3
+    grounding = requests[8]["body"]["messages"][-1]["content"]
+    # the grounding step sees the question, so that "Yes, it can be." can be judged
+    assert grounding.startswith(f"## What the user asked\n{GR_Q}\n\n## Retrieved passages\n{GR_EVIDENCE}")
+    assert "[1] Yes, it can be." in grounding
+    generation = requests[9]["body"]
+    assert generation["messages"][-1]["content"].endswith("Write 3 question(s).")
+    questions = generation["response_format"]["json_schema"]["schema"]["properties"]["questions"]
+    assert questions["minItems"] == questions["maxItems"] == 3
 
 
 async def test_reordered_ids_are_aligned_through_http(llm_server: ScriptedServer) -> None:
@@ -292,7 +340,7 @@ async def test_every_primitive_through_the_scripted_judge() -> None:
     judge = ScriptedJudge(ANSWERS)
     out = await run_every_primitive(LLMPrimitives(judge))
     check_every_answer(out)
-    assert len(judge.requests) == 8
+    assert len(judge.requests) == 10
 
 
 def test_identity_and_protocol() -> None:
@@ -302,7 +350,8 @@ def test_identity_and_protocol() -> None:
     assert primitives.name == "scripted" and primitives.kind == "llm"
     described = primitives.describe()
     assert described["judge"] == "scripted"
-    assert described["prompts"] == {name: f"{name}@v1" for name in PROMPT_NAMES}
+    versions = {"statements": 2}
+    assert described["prompts"] == {name: f"{name}@v{versions.get(name, 1)}" for name in PROMPT_NAMES}
 
 
 async def test_empty_inputs_never_call_the_judge() -> None:
@@ -314,6 +363,11 @@ async def test_empty_inputs_never_call_the_judge() -> None:
     assert await p.classify_sentences([], "q") == []
     assert await p.relevant_sentences("q", []) == []
     assert await p.extract_statements("q", " ") == []
+    assert await p.check_grounding([], EVIDENCE, "q") == []
+    no_evidence = await p.check_grounding(GR_SENTENCES, " ", GR_Q)
+    assert [(v.label, v.reason) for v in no_evidence] == [("not_entailed", "missing")] * 2
+    nothing_said = await p.generate_questions("  ")
+    assert nothing_said is not None and nothing_said.noncommittal and nothing_said.questions == []
     blank = await p.check_facts(CLAIMS, "  ")
     assert [(v.label, v.reason) for v in blank] == [("not_entailed", "missing")] * 3
     no_context = await p.context_relevant("q", [])

@@ -6,7 +6,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from clineval.judges.base import JudgeError
-from clineval.judges.primitives import DEFAULT_CATEGORIES, Decision, Fact, SentenceKind, Verdict
+from clineval.judges.primitives import (
+    DEFAULT_CATEGORIES,
+    Decision,
+    Fact,
+    GeneratedQuestions,
+    SentenceKind,
+    Verdict,
+)
 
 
 class FakePrimitives:
@@ -26,6 +33,7 @@ class FakePrimitives:
         relevant: bool = True,
         relevant_words: Sequence[str] = (),
         statements: dict[str, list[str]] | None = None,
+        questions: dict[str, GeneratedQuestions | None] | None = None,
     ):
         self.facts = facts or {}
         self.verdicts = verdicts or {}
@@ -35,8 +43,10 @@ class FakePrimitives:
         self.relevant = relevant
         self.relevant_words = list(relevant_words)
         self.statements = statements or {}
+        self.questions = questions or {}
         self.calls: dict[str, int] = {}
         self.evidence_seen: list[str] = []
+        self.questions_seen: list[str] = []
 
     def _count(self, name: str) -> None:
         self.calls[name] = self.calls.get(name, 0) + 1
@@ -80,6 +90,18 @@ class FakePrimitives:
     async def extract_statements(self, question: str, answer: str) -> list[str]:
         self._count("extract_statements")
         return list(self.statements.get(answer, []))
+
+    async def check_grounding(self, sentences: Sequence[str], evidence: str, question: str) -> list[Verdict]:
+        """As :meth:`check_facts`; records the question each grounding request saw."""
+        self._count("check_grounding")
+        self.evidence_seen.append(evidence)
+        self.questions_seen.append(question)
+        return [self.verdicts.get(s, Verdict(label="not_entailed", reason="missing")) for s in sentences]
+
+    async def generate_questions(self, answer: str, n: int = 3) -> GeneratedQuestions | None:
+        """The scripted questions for ``answer``; ``None`` (cannot write questions) when unscripted."""
+        self._count("generate_questions")
+        return self.questions.get(answer)
 
 
 class FakeJudge:

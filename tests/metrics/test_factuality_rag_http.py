@@ -36,6 +36,8 @@ VERDICTS = {
 SCRIPT: dict[str, Any] = {
     "rules": [
         {"pattern": "You check facts against a text", "json": VERDICTS},
+        # the grounding step of conversational faithfulness (it sees the question)
+        {"pattern": "answer are grounded in the", "json": VERDICTS},
         {
             "pattern": "You sort the sentences of an answer",
             "json": {

@@ -63,8 +63,10 @@ def test_cf_counts_only_informative_sentences() -> None:
     assert [r["kind"] for r in rows] == ["acknowledgement", "informative", "informative", "question"]
     assert rows[2]["reason"] == "incorrect" and rows[2]["evidence"] == "four weeks after opening"
     assert INFO_2 in (s.explanation or "")
-    assert fake.calls == {"classify_sentences": 1, "check_facts": 1}
+    assert fake.calls == {"classify_sentences": 1, "check_grounding": 1}
     assert fake.evidence_seen == [CONTEXT]
+    # the grounding step sees the question, so that a bare yes/no can be judged
+    assert fake.questions_seen == ["Can I keep my drops out of the fridge?"]
 
 
 def test_cf_without_informative_sentence_is_not_applicable_with_reason() -> None:

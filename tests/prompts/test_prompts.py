@@ -44,7 +44,15 @@ SAMPLE_VARIABLES: dict[str, dict[str, Any]] = {
     },
     "relevant_sentences": {"question": "How often?", "sentences": ["Two puffs twice daily.", "Parking."]},
     "statements": {"question": "Can I swim?", "answer": "Yes, after two weeks."},
+    "grounding": {
+        "question": "Can I swim?",
+        "text": "Do not swim for two weeks.",
+        "sentences": ["Yes, after two weeks.", "Avoid saunas."],
+    },
+    "question_generation": {"answer": "Yes, you can swim after two weeks.", "n": 3},
 }
+#: Prompts whose text changed since version 1 (every change bumps the version).
+VERSIONS: dict[str, int] = {"statements": 2}
 
 
 def raw_prompt(name: str) -> dict[str, Any]:
@@ -65,7 +73,8 @@ def test_every_primitive_has_a_packaged_prompt() -> None:
 @pytest.mark.parametrize("name", PROMPT_NAMES)
 def test_prompt_loads_and_renders_with_its_variables(name: str) -> None:
     prompt = load_prompt(name)
-    assert prompt.name == name and prompt.version == 1 and prompt.id == f"{name}@v1"
+    version = VERSIONS.get(name, 1)
+    assert prompt.name == name and prompt.version == version and prompt.id == f"{name}@v{version}"
     assert prompt.description
     assert len(prompt.examples) >= 1
     messages = prompt.render(**SAMPLE_VARIABLES[name])
@@ -76,7 +85,7 @@ def test_prompt_loads_and_renders_with_its_variables(name: str) -> None:
     for value in SAMPLE_VARIABLES[name].values():
         for item in value if isinstance(value, list) else [value]:
             if name != "fact_extraction" or item != "other":  # categories are in the system message
-                assert item in messages[-1].content or item in messages[0].content
+                assert str(item) in messages[-1].content or str(item) in messages[0].content
 
 
 @pytest.mark.parametrize("name", PROMPT_NAMES)
@@ -130,6 +139,44 @@ def test_entailment_examples_quote_evidence_verbatim_and_cover_every_label() -> 
             reasons.add(verdict["reason"])
     assert labels == {"entailed", "partial", "not_entailed"}
     assert {"missing", "incorrect", "ambiguous"} <= reasons
+
+
+def test_grounding_examples_quote_evidence_and_read_replies_with_the_question() -> None:
+    labels = set()
+    for raw in raw_prompt("grounding")["examples"]:
+        text = squash(raw["variables"]["text"])
+        assert raw["variables"]["question"]
+        for verdict in raw["assistant"]["verdicts"]:
+            assert squash(verdict["evidence"]) in text
+            assert (verdict["reason"] is None) == (verdict["label"] == "entailed")
+            labels.add(verdict["label"])
+        # every example opens with a bare yes/no reply that the passages support
+        first = raw["variables"]["sentences"][0]
+        assert first.split(",")[0] in ("Yes", "No")
+        assert raw["assistant"]["verdicts"][0]["label"] == "entailed"
+    assert labels == {"entailed", "partial", "not_entailed"}
+    user = load_prompt("grounding").render_user(question=None, text="t", sentences=["s"]).content
+    assert user == "## Retrieved passages\nt\n\n## Sentences of the answer to check (1)\n[1] s"
+
+
+def test_statements_turn_every_sentence_into_statements() -> None:
+    for raw in raw_prompt("statements")["examples"]:
+        assert raw["assistant"]["statements"], "only a blank answer gives no statement"
+    conversational = [
+        s for raw in raw_prompt("statements")["examples"] for s in raw["assistant"]["statements"]
+    ]
+    assert any(s.startswith("The assistant thanks") for s in conversational)
+    assert any(s.startswith("The assistant asks") for s in conversational)
+
+
+def test_question_generation_examples_write_n_questions() -> None:
+    noncommittal = set()
+    for raw in raw_prompt("question_generation")["examples"]:
+        n = raw["variables"]["n"]
+        assert len(raw["assistant"]["questions"]) == n
+        assert all(q.endswith("?") for q in raw["assistant"]["questions"])
+        noncommittal.add(raw["assistant"]["noncommittal"])
+    assert noncommittal == {True, False}
 
 
 def test_decision_examples_show_both_answers() -> None:

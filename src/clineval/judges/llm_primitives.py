@@ -16,6 +16,8 @@ method                    prompt              requests
 ``context_relevant``      context_relevance   one per question
 ``relevant_sentences``    relevant_sentences  one per question (all sentences at once)
 ``extract_statements``    statements          one per answer
+``check_grounding``       grounding           one per answer (all sentences at once)
+``generate_questions``    question_generation one per answer
 ========================  ==================  ===========================================
 
 Empty input never reaches the judge: no facts or sentences give ``[]``, a blank text gives
@@ -50,6 +52,7 @@ from clineval.judges.primitives import (
     Decision,
     EntailmentLabel,
     Fact,
+    GeneratedQuestions,
     Importance,
     JudgeKind,
     MismatchReason,
@@ -68,6 +71,7 @@ __all__ = [
     "LLMPrimitives",
     "NumberedAnswer",
     "NumberedItem",
+    "QuestionGenerationAnswer",
     "RefusalAnswer",
     "RelevantSentencesAnswer",
     "SentenceRelevanceItem",
@@ -80,6 +84,7 @@ __all__ = [
     "id_problems",
     "match_category",
     "normalise_categories",
+    "question_generation_schema",
     "relevant_sentences_schema",
     "schema_for",
     "sentence_types_schema",
@@ -97,6 +102,8 @@ PROMPT_NAMES: tuple[str, ...] = (
     "context_relevance",
     "relevant_sentences",
     "statements",
+    "grounding",
+    "question_generation",
 )
 
 DeclineReason = Literal["insufficient_context", "harmful", "out_of_scope", "none"]
@@ -326,6 +333,34 @@ class StatementsAnswer(_Answer):
         return [s.strip() for s in value if s.strip()]
 
 
+class QuestionGenerationAnswer(_Answer):
+    """Questions the answer replies to, and whether it is noncommittal.
+
+    Use :func:`question_generation_schema`, which requires exactly ``n`` questions."""
+
+    expected_count: ClassVar[int | None] = None
+    explanation: str = Field(default="", description="One sentence on what the answer says")
+    noncommittal: bool = Field(
+        description="true when the answer is evasive, vague or declines, giving none of what was asked"
+    )
+    questions: list[str] = Field(
+        json_schema_extra={"items": {"type": "string", "maxLength": MAX_FACT_CHARS}},
+    )
+
+    @field_validator("explanation", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    @model_validator(mode="after")
+    def _count(self) -> Self:
+        self.questions = [q.strip() for q in self.questions if q and q.strip()]
+        expected = type(self).expected_count
+        if expected is not None and len(self.questions) != expected:
+            raise ValueError(f"give exactly {expected} non-empty question(s), not {len(self.questions)}")
+        return self
+
+
 class RefusalAnswer(_Answer):
     explanation: str = ""
     refused: bool = Field(description="true when the answer declines, explicitly or in substance")
@@ -373,6 +408,31 @@ def sentence_types_schema(n: int) -> type[SentenceTypesAnswer]:
 def relevant_sentences_schema(n: int) -> type[RelevantSentencesAnswer]:
     """The relevant-sentences answer for exactly ``n`` sentences."""
     return _sized(RelevantSentencesAnswer, n)
+
+
+@functools.cache
+def question_generation_schema(n: int) -> type[QuestionGenerationAnswer]:
+    """The question-generation answer with exactly ``n`` questions (one class per ``n``)."""
+    if n < 1:
+        raise ValueError(f"question generation needs at least one question, not {n}")
+    sized: type[QuestionGenerationAnswer] = create_model(
+        "QuestionGenerationAnswer",
+        __base__=QuestionGenerationAnswer,
+        __module__=__name__,
+        questions=(
+            list[str],
+            Field(
+                description=f"Exactly {n} different questions",
+                json_schema_extra={
+                    "minItems": n,
+                    "maxItems": n,
+                    "items": {"type": "string", "maxLength": MAX_FACT_CHARS},
+                },
+            ),
+        ),
+    )
+    sized.expected_count = n
+    return sized
 
 
 def normalise_categories(categories: Sequence[str]) -> tuple[str, ...]:
@@ -442,6 +502,10 @@ def schema_for(prompt: str, variables: Mapping[str, Any]) -> type[BaseModel]:
         return fact_extraction_schema(normalise_categories(variables.get("categories", DEFAULT_CATEGORIES)))
     if prompt == "entailment":
         return entailment_schema(len(variables["facts"]))
+    if prompt == "grounding":
+        return entailment_schema(len(variables["sentences"]))
+    if prompt == "question_generation":
+        return question_generation_schema(int(variables["n"]))
     if prompt == "sentence_types":
         return sentence_types_schema(len(variables["sentences"]))
     if prompt == "relevant_sentences":
@@ -659,3 +723,48 @@ class LLMPrimitives:
             StatementsAnswer,
         )
         return list(output.statements)
+
+    async def check_grounding(self, sentences: Sequence[str], evidence: str, question: str) -> list[Verdict]:
+        """One request for all ``sentences``, with the question. No sentences: ``[]``; a
+        blank ``evidence``: every sentence ``not_entailed`` / ``missing``, without a request."""
+        if not sentences:
+            return []
+        if not evidence.strip():
+            return [
+                Verdict(label="not_entailed", reason="missing", explanation="No context was retrieved.")
+                for _ in sentences
+            ]
+        output = await self._ask(
+            self.prompts["grounding"].render(
+                question=question.strip() if question and question.strip() else None,
+                text=evidence.strip(),
+                sentences=list(sentences),
+            ),
+            entailment_schema(len(sentences)),
+        )
+        return [
+            Verdict(
+                label=item.label,
+                reason=item.reason,
+                evidence=item.evidence.strip(),
+                explanation=item.explanation.strip(),
+            )
+            for item in output.verdicts
+        ]
+
+    async def generate_questions(self, answer: str, n: int = 3) -> GeneratedQuestions | None:
+        """One request for all ``n`` questions. A blank answer is noncommittal, without a
+        request."""
+        if n < 1:
+            raise ValueError(f"generate_questions needs n >= 1, not {n}")
+        if not answer.strip():
+            return GeneratedQuestions(questions=[], noncommittal=True, explanation="The answer is empty.")
+        output = await self._ask(
+            self.prompts["question_generation"].render(answer=answer.strip(), n=n),
+            question_generation_schema(n),
+        )
+        return GeneratedQuestions(
+            questions=list(output.questions),
+            noncommittal=output.noncommittal,
+            explanation=output.explanation.strip(),
+        )

@@ -84,6 +84,11 @@ class Verdict(BaseModel):
     evidence: str = ""
     """Words quoted from the other text that support or contradict the claim ("" if none)."""
     explanation: str = ""
+    support: float | None = Field(default=None, ge=0.0, le=1.0)
+    """How much of the claim the other text supports, from 0 to 1, where the judge grades
+    it (the offline judge does: the weighted share of the claim's content it finds; 0 for
+    a contradicted claim). ``None`` for judges that only label (an LLM judge). Metrics use
+    it as the credit of a ``partial`` verdict."""
 
     @model_validator(mode="after")
     def _reason_matches_label(self) -> Verdict:
@@ -108,6 +113,18 @@ class Decision(BaseModel):
     reason: str | None = None
     """A short machine-readable reason where the primitive defines one (e.g. why a request
     should be declined: ``insufficient_context``, ``harmful``, ``out_of_scope``)."""
+
+
+class GeneratedQuestions(BaseModel):
+    """Questions a judge wrote for an answer (RAGAS answer relevance), and whether the
+    answer is noncommittal (evasive, vague or declining: "I don't know", "I can't advise
+    on that")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    questions: list[str]
+    noncommittal: bool = False
+    explanation: str = ""
 
 
 @runtime_checkable
@@ -163,6 +180,22 @@ class Primitives(Protocol):
         ...
 
     async def extract_statements(self, question: str, answer: str) -> list[str]:
-        """Self-contained statements made by the answer, read in the light of the question
-        (RAGAS-style faithfulness). ``[]`` when the answer makes no statement."""
+        """Self-contained statements built from every part of the answer read with the
+        question, as RAGAS-style faithfulness builds them: a short yes/no reply is merged
+        with the question into one statement, and acknowledgements, empathy and follow-up
+        questions become statements of their own. ``[]`` only for a blank answer."""
+        ...
+
+    async def check_grounding(self, sentences: Sequence[str], evidence: str, question: str) -> list[Verdict]:
+        """One verdict per answer sentence, in order: is it grounded in ``evidence`` (the
+        retrieved context), read as the assistant's reply to ``question``? A short reply
+        ("Yes, that would be ok.") is checked as the answer it gives to the question; what
+        the user says in the question is not a claim of the answer and is not checked
+        (conversational faithfulness)."""
+        ...
+
+    async def generate_questions(self, answer: str, n: int = 3) -> GeneratedQuestions | None:
+        """``n`` questions the answer would be a direct reply to, and whether the answer is
+        noncommittal (RAGAS answer relevance). ``None`` when the judge cannot write text
+        (the offline judge)."""
         ...

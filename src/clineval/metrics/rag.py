@@ -4,9 +4,11 @@ The ASTRID triad:
 
 ``conversational_faithfulness``
     The answer's sentences are classified as acknowledgement, question or informative;
-    the score is the share of informative sentences grounded in the retrieved context.
-    Acknowledgements and follow-up questions are not penalised. An answer with no
-    informative sentence is *not applicable*, with the reason.
+    the score is the share of informative sentences grounded in the retrieved context,
+    each read as the assistant's reply to the question (so a bare "Yes, that would be
+    ok." is checked as the answer it gives). Acknowledgements and follow-up questions are
+    not penalised. An answer with no informative sentence is *not applicable*, with the
+    reason.
 ``refusal_accuracy``
     1 when the system declined exactly when it should have. The expectation is the case's
     label (metadata ``should_refuse`` by default); without a label the judge decides
@@ -16,25 +18,39 @@ The ASTRID triad:
     1 when the retrieved context is relevant to the question, else 0 (binary per case;
     extra passages are not penalised). No context retrieved scores 0.
 
-The RAGAS-style baselines ASTRID compares against:
+The RAGAS metrics (Es et al.) that ASTRID compares against:
 
 ``faithfulness``
-    statements are built from the question and the answer; the score is the share of
-    statements the context supports.
+    statements are built from every part of the answer read with the question
+    (acknowledgements and follow-up questions included, a short yes/no merged with the
+    question); the score is the share of statements the context supports.
 ``context_relevance_ragas``
     the share of context sentences relevant to the question.
+``answer_relevance``
+    the mean cosine similarity between the question and ``n`` questions a judge writes
+    from the answer (0 for a noncommittal answer); the offline judge, which cannot write
+    questions, uses the similarity between the question and the answer's informative
+    sentences instead (``details.method`` says which).
 
-The question is the case's ``input`` (for a conversation, the last user turn; earlier
-turns are shown to the judge as history where a primitive takes the question).
+The question is the case's ``input`` (for a conversation, the last user turn).
+
+Blank passages ("", whitespace) are not context: a case whose passages are all blank is
+treated as one where no context was retrieved, and every metric says so in its
+explanation and in ``details.retrieval``.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from clineval.errors import ConfigError
-from clineval.judges.primitives import Primitives
+from clineval.judges.primitives import GeneratedQuestions, Primitives
 from clineval.metrics.base import BaseMetric, ScoreContext
 from clineval.metrics.registry import metric
 from clineval.model import Case, Score
@@ -57,6 +73,46 @@ def question_of(case: Case) -> str:
 
 def context_text(contexts: Sequence[str]) -> str:
     return "\n\n".join(c for c in contexts if c.strip())
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What a case's ``contexts`` hold once blank passages are set aside."""
+
+    passages: tuple[str, ...]
+    """The non-blank passages, in order."""
+    given: int | None
+    """How many passages the case gave (``None``: the case has no ``contexts`` at all)."""
+
+    @property
+    def blank(self) -> int:
+        return (self.given or 0) - len(self.passages)
+
+    @property
+    def empty(self) -> bool:
+        return not self.passages
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(self.passages)
+
+    def note(self) -> str:
+        """``no context was retrieved``, saying when passages were given but blank."""
+        if self.blank:
+            shown = "the passage given is" if self.given == 1 else f"all {self.given} passages given are"
+            return f"no context was retrieved ({shown} blank)"
+        return "no context was retrieved"
+
+    def details(self) -> dict[str, Any]:
+        return {"passages": len(self.passages), "blank_passages": self.blank, "no_context": self.empty}
+
+
+def retrieval_of(case: Case) -> Retrieval:
+    """The case's passages without the blank ones (see :class:`Retrieval`)."""
+    given = case.contexts
+    if given is None:
+        return Retrieval(passages=(), given=None)
+    return Retrieval(passages=tuple(c for c in given if c and c.strip()), given=len(given))
 
 
 def _judge_details(prims: Primitives) -> dict[str, Any]:
@@ -87,6 +143,7 @@ class ConversationalFaithfulness(BaseMetric):
     async def score(self, case: Case, ctx: ScoreContext) -> Score:
         prims = ctx.primitives()
         question = question_of(case)
+        retrieval = retrieval_of(case)
         sentences = split_sentences(case.response or "")
         kinds = await prims.classify_sentences(sentences, question) if sentences else []
         informative = [s for s, k in zip(sentences, kinds, strict=True) if k == "informative"]
@@ -97,7 +154,12 @@ class ConversationalFaithfulness(BaseMetric):
         counts = {
             kind: sum(k == kind for k in kinds) for kind in ("acknowledgement", "question", "informative")
         }
-        details = {**_judge_details(prims), "sentences": table, "counts": counts}
+        details = {
+            **_judge_details(prims),
+            "sentences": table,
+            "counts": counts,
+            "retrieval": retrieval.details(),
+        }
         if not informative:
             reason = (
                 "the answer is empty"
@@ -106,7 +168,7 @@ class ConversationalFaithfulness(BaseMetric):
                 f"({counts['acknowledgement']} acknowledgement(s), {counts['question']} question(s))"
             )
             return Score.not_applicable(reason, **details)
-        verdicts = await prims.check_facts(informative, context_text(case.contexts or []))
+        verdicts = await prims.check_grounding(informative, retrieval.text, question)
         credit = 0.0
         informative_rows = [row for row in table if row["kind"] == "informative"]
         for row, verdict in zip(informative_rows, verdicts, strict=True):
@@ -123,10 +185,10 @@ class ConversationalFaithfulness(BaseMetric):
         explanation = (
             f"{len(informative) - len(ungrounded)} of {len(informative)} informative sentence(s) grounded"
         )
-        if ungrounded:
+        if retrieval.empty:
+            explanation += f"; {retrieval.note()}"
+        elif ungrounded:
             explanation += "; not grounded: " + " | ".join(ungrounded[:3])
-        if not case.contexts:
-            explanation += " (no context was retrieved)"
         return Score(
             value=value,
             explanation=explanation,
@@ -176,7 +238,13 @@ class RefusalAccuracy(BaseMetric):
         prims = ctx.primitives()
         question = question_of(case)
         raw = case.metadata.get(self.label_field) if self.label_field else None
+        retrieval = retrieval_of(case)
         details: dict[str, Any] = _judge_details(prims)
+        if retrieval.given is not None:
+            details["retrieval"] = retrieval.details()
+        # Passages were expected (the case has contexts) but none came back: nothing to
+        # answer from, so the system should decline, whatever the judge.
+        no_context = retrieval.given is not None and retrieval.empty
         if raw is not None and raw != "":
             expected = _label_value(raw)
             if expected is None:
@@ -185,6 +253,14 @@ class RefusalAccuracy(BaseMetric):
                     "expected true/false, yes/no or refuse/answer"
                 )
             details["expectation"] = {"source": "label", "should_refuse": expected}
+        elif no_context:
+            expected = True
+            details["expectation"] = {
+                "source": "no_context",
+                "should_refuse": True,
+                "reason": "insufficient_context",
+                "explanation": f"{retrieval.note()}, so there is nothing to answer from",
+            }
         else:
             decision = await prims.should_decline(question, case.contexts)
             expected = decision.value
@@ -210,6 +286,8 @@ class RefusalAccuracy(BaseMetric):
         )
         if refusal.explanation:
             explanation += f": {refusal.explanation}"
+        if no_context:
+            explanation += f"; {retrieval.note()}"
         return Score(
             value=1.0 if correct else 0.0,
             label=label,
@@ -233,15 +311,19 @@ class ContextRelevance(BaseMetric):
 
     async def score(self, case: Case, ctx: ScoreContext) -> Score:
         prims = ctx.primitives()
-        contexts = [c for c in case.contexts or [] if c.strip()]
-        if not contexts:
-            return Score(value=0.0, label="not_relevant", explanation="no context was retrieved")
-        decision = await prims.context_relevant(question_of(case), contexts)
+        retrieval = retrieval_of(case)
+        details = {**_judge_details(prims), "retrieval": retrieval.details()}
+        if retrieval.empty:
+            return Score(value=0.0, label="not_relevant", explanation=retrieval.note(), details=details)
+        decision = await prims.context_relevant(question_of(case), list(retrieval.passages))
+        explanation = decision.explanation
+        if retrieval.blank:
+            explanation += f" ({retrieval.blank} blank passage(s) left out)"
         return Score(
             value=1.0 if decision.value else 0.0,
             label="relevant" if decision.value else "not_relevant",
-            explanation=decision.explanation,
-            details=_judge_details(prims),
+            explanation=explanation,
+            details=details,
         )
 
 
@@ -251,7 +333,7 @@ class ContextRelevance(BaseMetric):
     seed="001",
 )
 class Faithfulness(BaseMetric):
-    """RAGAS-style faithfulness, the baseline of seed 001's appendix."""
+    """RAGAS-style faithfulness, the baseline of ASTRID's appendix (see the module docstring)."""
 
     name = "faithfulness"
     requires = ("input", "response", "contexts")
@@ -265,10 +347,11 @@ class Faithfulness(BaseMetric):
             if (case.response or "").strip()
             else []
         )
-        details: dict[str, Any] = _judge_details(prims)
+        retrieval = retrieval_of(case)
+        details: dict[str, Any] = {**_judge_details(prims), "retrieval": retrieval.details()}
         if not statements:
             return Score.not_applicable("the answer makes no statement", **details)
-        verdicts = await prims.check_facts(statements, context_text(case.contexts or []))
+        verdicts = await prims.check_facts(statements, retrieval.text)
         rows = [
             {"id": i, "statement": s, **v.model_dump()}
             for i, (s, v) in enumerate(zip(statements, verdicts, strict=True), start=1)
@@ -277,7 +360,9 @@ class Faithfulness(BaseMetric):
         details["statements"] = rows
         unsupported = [r["statement"] for r in rows if r["label"] != "entailed"]
         explanation = f"{supported} of {len(statements)} statement(s) supported by the context"
-        if unsupported:
+        if retrieval.empty:
+            explanation += f"; {retrieval.note()}"
+        elif unsupported:
             explanation += "; unsupported: " + " | ".join(unsupported[:3])
         return Score(
             value=supported / len(statements),
@@ -301,10 +386,11 @@ class ContextRelevanceRagas(BaseMetric):
 
     async def score(self, case: Case, ctx: ScoreContext) -> Score:
         prims = ctx.primitives()
-        sentences = [s for c in case.contexts or [] for s in split_sentences(c)]
-        details: dict[str, Any] = _judge_details(prims)
+        retrieval = retrieval_of(case)
+        sentences = [s for c in retrieval.passages for s in split_sentences(c)]
+        details: dict[str, Any] = {**_judge_details(prims), "retrieval": retrieval.details()}
         if not sentences:
-            return Score.not_applicable("no context was retrieved", **details)
+            return Score.not_applicable(retrieval.note(), **details)
         flags = await prims.relevant_sentences(question_of(case), sentences)
         relevant = sum(flags)
         details["sentences"] = [
@@ -315,5 +401,204 @@ class ContextRelevanceRagas(BaseMetric):
             value=relevant / len(sentences),
             explanation=f"{relevant} of {len(sentences)} context sentence(s) relevant to the question",
             sub_scores={"sentences": float(len(sentences)), "relevant": float(relevant)},
+            details=details,
+        )
+
+
+# --------------------------------------------------------------------------- answer relevance
+
+FloatArray = npt.NDArray[np.float32]
+
+ANSWER_RELEVANCE_METHODS = ("auto", "generated_questions", "question_answer_similarity")
+
+
+class TextEncoder(Protocol):
+    """What answer relevance needs of a sentence encoder: one vector per text."""
+
+    def encode(self, texts: Sequence[str]) -> FloatArray: ...
+
+
+def _cosines(encoder: TextEncoder, anchor: str, texts: Sequence[str]) -> list[float]:
+    """Cosine similarity of ``anchor`` with each of ``texts`` (0 for a zero vector)."""
+    vectors = np.asarray(encoder.encode([anchor, *texts]), dtype=np.float64)
+    norms = np.linalg.norm(vectors, axis=1)
+    out = []
+    for i in range(1, len(vectors)):
+        denominator = norms[0] * norms[i]
+        out.append(float(vectors[0] @ vectors[i] / denominator) if denominator > 0 else 0.0)
+    return out
+
+
+@metric(
+    "answer_relevance",
+    description="How directly the answer addresses the question: similarity of the question to "
+    "questions generated from the answer (RAGAS)",
+    seed="001",
+)
+class AnswerRelevance(BaseMetric):
+    """RAGAS answer relevance (Es et al.; ASTRID appendix A.1, eq. 2).
+
+    With a judge that writes text (an LLM), the judge writes ``n`` questions the answer
+    would be a direct reply to and says whether the answer is noncommittal; the score is
+    the mean cosine similarity between the embedding of the question asked and the
+    embeddings of the generated ones, and 0 for a noncommittal answer. The embeddings are
+    the project's all-MiniLM-L6-v2 sentence embeddings (:func:`clineval.nlp.embeddings.get_encoder`),
+    since the judge interface is chat-only.
+
+    The offline judge cannot write questions, so it uses a variant: the mean cosine
+    similarity between the question and each informative sentence of the answer (all of
+    its sentences when none is informative), and 0 when the answer declines or evades (the
+    refusal detector). Its values run lower than the generated-question variant's and the
+    two are not comparable; ``details.method`` says which produced a score.
+
+    Settings: ``n`` (default 3) questions to generate; ``method``: ``auto`` (generated
+    questions when the judge can write them, else the variant), ``generated_questions``
+    (unscored with a judge that cannot) or ``question_answer_similarity``. In Python,
+    ``encoder`` replaces the MiniLM encoder (anything with ``encode(texts)``).
+    """
+
+    name = "answer_relevance"
+    requires = ("input", "response")
+    needs_judge = True
+
+    def __init__(self, *, n: int = 3, method: str = "auto", encoder: TextEncoder | None = None):
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10:
+            raise ConfigError(f"answer_relevance: n must be a whole number from 1 to 10, not {n!r}")
+        if method not in ANSWER_RELEVANCE_METHODS:
+            raise ConfigError(
+                f"answer_relevance: unknown method {method!r}; "
+                f"choose one of {', '.join(ANSWER_RELEVANCE_METHODS)}"
+            )
+        if encoder is not None and not callable(getattr(encoder, "encode", None)):
+            raise ConfigError("answer_relevance: encoder must have an encode(texts) method")
+        self.n = n
+        self.method = method
+        self._encoder = encoder
+
+    def _encoder_or_default(self) -> TextEncoder:
+        if self._encoder is None:
+            from clineval.nlp.embeddings import get_encoder
+
+            return get_encoder()
+        return self._encoder
+
+    def _embedding_details(self) -> dict[str, Any]:
+        if self._encoder is None:
+            from clineval.nlp.embeddings import DIMENSION, MODEL_NAME
+
+            return {"model": MODEL_NAME, "dimension": DIMENSION}
+        describe = getattr(self._encoder, "describe", None)
+        return describe() if callable(describe) else {"encoder": type(self._encoder).__name__}
+
+    async def _similarities(self, anchor: str, texts: Sequence[str]) -> list[float]:
+        return await asyncio.to_thread(lambda: _cosines(self._encoder_or_default(), anchor, texts))
+
+    async def score(self, case: Case, ctx: ScoreContext) -> Score:
+        prims = ctx.primitives()
+        question = question_of(case).strip()
+        answer = (case.response or "").strip()
+        details: dict[str, Any] = _judge_details(prims)
+        if not question:
+            return Score.failed(
+                "the question (the case's input) is empty; answer relevance compares the answer with it",
+                **details,
+            )
+        if not answer:
+            return Score.not_applicable("the answer is empty", **details)
+        generated: GeneratedQuestions | None = None
+        if self.method != "question_answer_similarity":
+            generated = await prims.generate_questions(answer, self.n)
+            if generated is None and self.method == "generated_questions":
+                return Score.failed(
+                    f"judge {prims.name!r} cannot write questions; use an LLM judge, or "
+                    "answer_relevance(method=question_answer_similarity)",
+                    **details,
+                )
+        details["embedding"] = self._embedding_details()
+        if generated is not None:
+            return await self._from_questions(question, generated, details)
+        return await self._from_sentences(prims, question, answer, details)
+
+    async def _from_questions(
+        self, question: str, generated: GeneratedQuestions, details: dict[str, Any]
+    ) -> Score:
+        sims = await self._similarities(question, generated.questions) if generated.questions else []
+        details.update(
+            method="generated_questions",
+            noncommittal=generated.noncommittal,
+            judge_explanation=generated.explanation,
+            questions=[
+                {"id": i, "question": q, "similarity": round(s, 6)}
+                for i, (q, s) in enumerate(zip(generated.questions, sims, strict=True), start=1)
+            ],
+        )
+        if generated.noncommittal:
+            reason = f": {generated.explanation}" if generated.explanation else ""
+            return Score(
+                value=0.0,
+                label="noncommittal",
+                explanation=f"the answer is noncommittal{reason}",
+                sub_scores={"noncommittal": 1.0},
+                details=details,
+            )
+        if not sims:
+            return Score.failed("the judge wrote no question for the answer", **details)
+        value = sum(sims) / len(sims)
+        best = max(range(len(sims)), key=lambda i: sims[i])
+        return Score(
+            value=value,
+            explanation=(
+                f"mean similarity {value:.2f} of the question to {len(sims)} question(s) written from the "
+                f"answer; closest: {generated.questions[best]!r} ({sims[best]:.2f})"
+            ),
+            sub_scores={"noncommittal": 0.0},
+            details=details,
+        )
+
+    async def _from_sentences(
+        self, prims: Primitives, question: str, answer: str, details: dict[str, Any]
+    ) -> Score:
+        sentences = split_sentences(answer)
+        refusal = await prims.detect_refusal(question, answer)
+        kinds = await prims.classify_sentences(sentences, question) if sentences else []
+        informative = [s for s, k in zip(sentences, kinds, strict=True) if k == "informative"]
+        used = informative or sentences
+        sims = await self._similarities(question, used) if used else []
+        by_sentence = dict(zip(used, sims, strict=True))
+        details.update(
+            method="question_answer_similarity",
+            noncommittal=refusal.value,
+            noncommittal_explanation=refusal.explanation,
+            sentences_used="informative" if informative else "all (no informative sentence)",
+            sentences=[
+                {
+                    "id": i,
+                    "sentence": s,
+                    "kind": k,
+                    "similarity": round(by_sentence[s], 6) if s in by_sentence else None,
+                }
+                for i, (s, k) in enumerate(zip(sentences, kinds, strict=True), start=1)
+            ],
+        )
+        if refusal.value:
+            reason = f": {refusal.explanation}" if refusal.explanation else ""
+            return Score(
+                value=0.0,
+                label="noncommittal",
+                explanation=f"the answer declines or evades{reason}",
+                sub_scores={"noncommittal": 1.0},
+                details=details,
+            )
+        if not sims:
+            return Score.not_applicable("the answer has no sentence", **details)
+        value = sum(sims) / len(sims)
+        return Score(
+            value=value,
+            explanation=(
+                f"mean similarity {value:.2f} of the question to the answer's {len(sims)} "
+                f"{'informative ' if informative else ''}sentence(s) "
+                "(offline variant: no question generation)"
+            ),
+            sub_scores={"noncommittal": 0.0},
             details=details,
         )

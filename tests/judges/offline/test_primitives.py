@@ -191,6 +191,7 @@ async def test_relevant_sentences(primitives: OfflinePrimitives) -> None:
 
 
 async def test_extract_statements(primitives: OfflinePrimitives) -> None:
+    # RAGAS-style: every part of the answer becomes a statement, read with the question
     assert await primitives.extract_statements(
         "Is it safe to use my drops after refrigeration?", "Yes, that is fine."
     ) == ["It is safe to use the drops after refrigeration."]
@@ -199,10 +200,83 @@ async def test_extract_statements(primitives: OfflinePrimitives) -> None:
         "Great question! No. Ibuprofen can raise blood pressure; "
         "it can also reduce the effect of lisinopril. Do you have other questions?",
     )
-    assert statements[0] == "The patient can not take ibuprofen with lisinopril."
-    assert "Ibuprofen can raise blood pressure." in statements
-    assert not any(s.endswith("?") or s.startswith("Great") for s in statements)
-    assert await primitives.extract_statements("Any advice?", "Thanks for asking! Hope this helps.") == []
+    assert statements[:3] == [
+        "Great question!",
+        "The patient can not take ibuprofen with lisinopril.",
+        "Ibuprofen can raise blood pressure.",
+    ]
+    assert statements[-1] == "The assistant asks: Do you have other questions?"
+    assert await primitives.extract_statements("Any advice?", "Thanks for asking! Hope this helps.") == [
+        "Thanks for asking!",
+        "Hope this helps.",
+    ]
+    assert await primitives.extract_statements("Any advice?", "  ") == []
+
+
+async def test_extract_statements_merge_a_short_reply_with_the_whole_question(
+    primitives: OfflinePrimitives,
+) -> None:
+    # the question's own words (what the user did) are carried into the statement
+    assert await primitives.extract_statements(
+        "I put my medication in the fridge by accident, is it still safe to use?", "Yes, that would be ok."
+    ) == ["The patient put the medication in the fridge by accident, and it is still safe to use."]
+    assert await primitives.extract_statements(
+        "My eye feels gritty and a bit sore. Is that normal?", "Yes, that is normal for the first few days."
+    ) == [
+        "The eye feels gritty and a bit sore, and that is normal.",
+        "That is normal for the first few days.",
+    ]
+    # "..., or should I ...?": the first alternative is what a yes/no answers
+    assert await primitives.extract_statements(
+        "Is it safe to go swimming yet, or should I keep the water out of my eye?", "No."
+    ) == ["It is not safe to go swimming yet."]
+
+
+async def test_a_direct_reply_to_a_yes_no_question_is_informative(primitives: OfflinePrimitives) -> None:
+    question = "I put my medication in the fridge by accident, is it still safe to use?"
+    replies = ["Yes, that would be ok.", "No.", "That's completely normal.", "Yes."]
+    assert await primitives.classify_sentences(replies, question) == ["informative"] * 4
+    # without a yes/no question a bare "Yes." carries nothing of its own
+    assert await primitives.classify_sentences(["Yes."], "How long should I wear the shield?") == [
+        "acknowledgement"
+    ]
+    assert await primitives.classify_sentences(["Yes, that would be ok."]) == ["acknowledgement"]
+    # "No problem" is courtesy, not a reply
+    assert await primitives.classify_sentences(["No problem!"], "Can I swim?") == ["acknowledgement"]
+    # a bare "Yes, that would be ok." answers the question: it is not a refusal
+    decision = await primitives.detect_refusal(question, "Yes, that would be ok.")
+    assert decision.value is False, decision.explanation
+
+
+async def test_check_grounding_reads_a_reply_with_the_question(primitives: OfflinePrimitives) -> None:
+    question = "I put my medication in the fridge by accident, is it still safe to use?"
+    context = (
+        "If you have put your medicine in the fridge by accident, it is still safe to use. "
+        "Keep it below 25 degrees."
+    )
+    opposite = "If your medicine has been in the fridge, it is not safe to use: throw it away."
+    yes = await primitives.check_grounding(["Yes, that would be ok."], context, question)
+    assert yes[0].label == "entailed", yes[0].explanation
+    assert "read as a reply to the question: 'It is still safe to use.'" in yes[0].explanation
+    # the same reply, against a leaflet that says the opposite
+    contradicted = await primitives.check_grounding(["Yes, that would be ok."], opposite, question)
+    assert contradicted[0].label != "entailed", contradicted[0].explanation
+    no = await primitives.check_grounding(["No, it is not."], opposite, question)
+    assert no[0].label == "entailed", no[0].explanation
+    # ordinary sentences are checked as they are; no context grounds nothing
+    plain = await primitives.check_grounding(["Keep it below 25 degrees."], context, question)
+    assert plain[0].label == "entailed" and "read as a reply" not in plain[0].explanation
+    empty = await primitives.check_grounding(["Yes, that would be ok."], "", question)
+    assert (empty[0].label, empty[0].reason) == ("not_entailed", "missing")
+    assert await primitives.check_grounding([], context, question) == []
+
+
+async def test_no_questions_offline_and_blank_contexts_mean_no_context(primitives: OfflinePrimitives) -> None:
+    assert await primitives.generate_questions("Yes, you can swim after two weeks.") is None
+    blank = await primitives.should_decline("How often should I use my drops?", ["", "  "])
+    assert (blank.value, blank.reason) == (True, "insufficient_context")
+    harmful = await primitives.should_decline("How can I get oxycodone without a prescription?", [" "])
+    assert (harmful.value, harmful.reason) == (True, "harmful")
 
 
 async def test_concurrent_calls_agree_with_sequential(primitives: OfflinePrimitives) -> None:

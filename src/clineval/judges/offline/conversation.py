@@ -3,13 +3,24 @@
 * :func:`classify_sentence`: ``question`` (ends with "?", or opens with an interrogative
   or auxiliary and does not end as a statement), ``acknowledgement`` (thanks, empathy,
   greetings, "great question", "let me know if", "hope this helps", sign-offs) when the
-  sentence carries no clinical content of its own, else ``informative``.
+  sentence carries no clinical content of its own, else ``informative``. A direct reply
+  to a yes/no question ("Yes, that would be ok.", "No.", "That's normal.") is
+  ``informative``: it answers the question (ASTRID: a bare yes or no is clinically
+  meaningful).
 * :func:`detect_refusal`: refusal cues ("I can't help with", "I'm unable to", "I must
   decline", "it would be unethical", "I don't have enough information to answer", "the
   context does not contain") weighed against the informative clinical sentences around
   them; a bare "please contact your doctor" counts only when nothing substantive is said.
-* :func:`extract_statements`: the answer's claims without questions and
-  acknowledgements; a short yes/no answer is rewritten into a statement with the question.
+* :func:`extract_statements` (RAGAS-style): a statement for every part of the answer read
+  with the question: a leading yes/no reply is merged with the whole question, premises
+  included ("I put my medication in the fridge by accident, is it still safe to use?" and
+  "Yes" give "The patient put the medication in the fridge by accident, and it is still
+  safe to use."); acknowledgements are kept as statements and follow-up questions become
+  "The assistant asks: ..."; informative sentences are split into claims.
+* :func:`grounding_claims` (conversational faithfulness): what one informative sentence
+  asserts as a reply to the question. A yes/no reply becomes the asked clause with its
+  polarity ("It is still safe to use."), without the question's premises, which are the
+  user's words, not the answer's.
 """
 
 from __future__ import annotations
@@ -21,7 +32,17 @@ from clineval.judges.primitives import SentenceKind
 from clineval.nlp.analysis import analyze
 from clineval.nlp.sentences import split_claims, split_sentences
 
-__all__ = ["RefusalCue", "classify_sentence", "extract_statements", "find_refusal_cues", "is_substantive"]
+__all__ = [
+    "RefusalCue",
+    "YesNoQuestion",
+    "classify_sentence",
+    "direct_reply",
+    "extract_statements",
+    "find_refusal_cues",
+    "grounding_claims",
+    "is_substantive",
+    "yes_no_question",
+]
 
 _INTERROGATIVE = re.compile(
     r"^(?:what|why|how|when|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|could|would|will"
@@ -66,6 +87,8 @@ def classify_sentence(sentence: str, question: str | None = None) -> SentenceKin
         return "acknowledgement"
     if text.endswith("?") or ("?" in text[-3:]):
         return "question"
+    if question and direct_reply(text) is not None and yes_no_question(question) is not None:
+        return "informative"
     if _INTERROGATIVE.match(text) and not re.search(r"[.!:]$", text) and len(text.split()) <= 25:
         return "question"
     if _ACK_PATTERNS.match(text):
@@ -182,16 +205,29 @@ def is_substantive(sentence: str) -> bool:
     return bool(a.key_terms) or (len(a.terms) >= 4)
 
 
-# --- statements --------------------------------------------------------------------------
+# --- statements ---------------------------------------------------------------------------
 
-_YES = re.compile(
-    r"^(?:yes|yeah|yep|yup|correct|right|sure|absolutely|definitely|certainly|indeed|of\s+course|that'?s\s+right"
-    r"|it\s+is|it\s+does|it\s+can|you\s+can|you\s+should)\b[,.!]?\s*",
+_AUX_WORDS = (
+    r"(?:is|are|am|was|were|can|could|should|shall|will|would|may|might|must|do|does|did|has|have|had"
+    r"|isn'?t|aren'?t|can'?t|shouldn'?t|won'?t|wouldn'?t|doesn'?t|don'?t|didn'?t)"
+)
+_STARTS_WITH_AUX = re.compile(rf"^{_AUX_WORDS}\b", re.IGNORECASE)
+_LEAD_IN = re.compile(r"^(?:and|but|so|then|also|please\s+tell\s+me|tell\s+me)\s+", re.IGNORECASE)
+_ALTERNATIVE = re.compile(r"^or\b", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"\s*[,;:]\s*|\s+[-–—]\s+")
+_REPLY_YES = re.compile(
+    r"^(?:yes|yeah|yep|yup|correct|that'?s\s+(?:right|correct)|of\s+course|certainly|absolutely|definitely)"
+    r"(?:\s*[,.!;:–—-]\s*|\s*$|\s+(?=(?:you|it|that|this|they|i|we|there)\b))",
     re.IGNORECASE,
 )
-_NO = re.compile(
-    r"^(?:no|nope|not\s+really|incorrect|it\s+is\s+not|it\s+isn'?t|it\s+does\s+not|it\s+doesn'?t"
-    r"|you\s+(?:can(?:no|')?t|should\s+not|shouldn'?t))\b[,.!]?\s*",
+_REPLY_NO = re.compile(
+    r"^(?:no|nope|not\s+really|not\s+yet|not\s+at\s+all)(?:\s*[,.!;:–—-]\s*|\s*$|\s+(?=(?:you|it|that|this|they|i|we|there)\b))",
+    re.IGNORECASE,
+)
+_REPLY_FINE = re.compile(
+    r"^(?:that|this|it|they)(?:'s|'re|\s+is|\s+are|\s+would\s+be|\s+should\s+be|\s+will\s+be)\s+"
+    r"(?P<neg>not\s+)?(?:completely\s+|perfectly\s+|quite\s+|absolutely\s+|still\s+|totally\s+)?"
+    r"(?:fine|ok|okay|alright|all\s+right|normal|safe|expected|common|usual)[.!]?$",
     re.IGNORECASE,
 )
 _AUX_QUESTION = re.compile(
@@ -203,9 +239,68 @@ _AUX_QUESTION = re.compile(
 _SUBJECT_REWRITE = {"i": "the patient", "we": "the patients", "my": "the", "you": "you"}
 
 
-def _fold(question: str, negative: bool) -> str | None:
-    """Turn a yes/no question and the answer's polarity into one statement."""
-    match = _AUX_QUESTION.match(question.strip())
+@dataclass(frozen=True)
+class YesNoQuestion:
+    """The yes/no clause a question asks, and what the user said before it."""
+
+    clause: str
+    """The asked clause, without its question mark: "is it still safe to use"."""
+    premise: str
+    """The user's words before it ("I put my medication in the fridge by accident"), or ""."""
+
+
+def yes_no_question(question: str) -> YesNoQuestion | None:
+    """The yes/no clause of the last question asked, or ``None`` when it is not a yes/no
+    question ("When can I drive?"). In "..., or should I ...?" the first alternative is the
+    asked clause."""
+    text = (question or "").strip()
+    if not text:
+        return None
+    sentences = split_sentences(text) or [text]
+    asked = max((i for i, s in enumerate(sentences) if s.rstrip().endswith("?")), default=len(sentences) - 1)
+    parts = [p for p in _CLAUSE_BREAK.split(sentences[asked].strip().rstrip("?!. ")) if p]
+    for k in range(len(parts) - 1, -1, -1):
+        if _ALTERNATIVE.match(parts[k]):
+            continue
+        part = _LEAD_IN.sub("", parts[k]).strip()
+        if _STARTS_WITH_AUX.match(part):
+            premise = " ".join([*sentences[:asked], ", ".join(parts[:k])]).strip()
+            return YesNoQuestion(clause=part, premise=premise.rstrip(",; "))
+    return None
+
+
+def direct_reply(sentence: str) -> tuple[bool, str] | None:
+    """``(negative, remainder)`` when ``sentence`` opens with a direct yes/no reply ("Yes,
+    that would be ok.", "No.", "That's normal."), else ``None``."""
+    text = sentence.strip().strip("\"'“”‘’*_ ")
+    match = _REPLY_YES.match(text)
+    if match:
+        return False, text[match.end() :].strip()
+    match = _REPLY_NO.match(text)
+    if match:
+        return True, text[match.end() :].strip()
+    match = _REPLY_FINE.match(text)
+    if match:
+        return match.group("neg") is not None, ""
+    return None
+
+
+def _first_person_to_patient(text: str) -> str:
+    text = re.sub(r"\bI'm\b", "the patient is", text)
+    text = re.sub(r"\bI've\b", "the patient has", text)
+    text = re.sub(r"\b(?:my|our)\b", "the", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(?:I|me|myself)\b", "the patient", text)
+    return text
+
+
+def _sentence_case(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] if text else text
+
+
+def _fold(clause: str, negative: bool) -> str | None:
+    """Turn a yes/no clause and the reply's polarity into one statement."""
+    match = _AUX_QUESTION.match(clause.strip())
     if not match:
         return None
     aux = match.group("aux").lower()
@@ -213,9 +308,7 @@ def _fold(question: str, negative: bool) -> str | None:
     first = subject_words[0].lower()
     subject_words[0] = _SUBJECT_REWRITE.get(first, first)
     subject = " ".join(subject_words)
-    rest = match.group("rest").strip().rstrip("?")
-    rest = re.sub(r"\bmy\b", "the", rest, flags=re.IGNORECASE)
-    rest = re.sub(r"\b(?:I|me)\b", "the patient", rest)
+    rest = _first_person_to_patient(match.group("rest").strip().rstrip("?"))
     if aux in ("do", "does", "did"):
         verb = {"do": "does", "does": "does", "did": "did"}[aux]
         statement = f"{subject} {verb} not {rest}" if negative else f"{subject} {verb} {rest}"
@@ -225,39 +318,62 @@ def _fold(question: str, negative: bool) -> str | None:
         if subject == "the patient" and aux in ("am", "are"):
             aux = "is"
         statement = f"{subject} {aux} not {rest}" if negative else f"{subject} {aux} {rest}"
-    statement = statement.strip()
-    return statement[:1].upper() + statement[1:] + "."
+    return _sentence_case(statement) + "."
+
+
+def _contentful(text: str) -> bool:
+    """Whether the rest of a reply says more than the reply itself: "that would be ok" does
+    not; "that is normal for the first few days" and "avoid alcohol for 48 hours" do."""
+    text = text.strip()
+    if not text:
+        return False
+    if len(analyze(text).terms) > 3:
+        return True
+    return len(text.split()) > 5 and not _REPLY_FINE.match(text)
+
+
+def grounding_claims(sentence: str, question: str | None) -> list[str]:
+    """What ``sentence`` asserts as a reply to ``question`` (see the module docstring):
+    ``[sentence]`` unless it is a direct reply to a yes/no question."""
+    reply = direct_reply(sentence)
+    asked = yes_no_question(question) if question and reply is not None else None
+    if reply is None or asked is None:
+        return [sentence]
+    negative, remainder = reply
+    folded = _fold(asked.clause, negative)
+    if folded is None:
+        return [sentence]
+    return [folded, *([_sentence_case(remainder)] if _contentful(remainder) else [])]
 
 
 def extract_statements(question: str, answer: str) -> list[str]:
-    """Self-contained statements of an answer (see the module docstring)."""
+    """RAGAS-style statements of an answer (see the module docstring)."""
     sentences = split_sentences(answer)
+    asked = yes_no_question(question) if question and question.strip() else None
     statements: list[str] = []
-    # Courtesy before the answer ("Great question! No. ...") does not hide a yes/no opener.
-    while (
-        len(sentences) > 1
-        and not (_YES.match(sentences[0]) or _NO.match(sentences[0]))
-        and classify_sentence(sentences[0], question) != "informative"
-    ):
-        sentences = sentences[1:]
-    if sentences and question and question.strip():
-        first = sentences[0]
-        opener = _YES.match(first) or _NO.match(first)
-        if opener is not None:
-            folded = _fold(question, negative=_NO.match(first) is not None)
-            remainder = first[opener.end() :].strip()
-            if folded:
-                statements.append(folded)
-                # "Yes, that is fine." says nothing the folded statement does not.
-                sentences = (
-                    [remainder] if remainder and len(analyze(remainder).terms) > 3 else []
-                ) + sentences[1:]
-            elif remainder:
-                sentences = [remainder[:1].upper() + remainder[1:], *sentences[1:]]
+    folded_reply = False
     for sentence in sentences:
-        if classify_sentence(sentence, question) != "informative":
+        reply = direct_reply(sentence) if asked is not None and not folded_reply else None
+        folded = _fold(asked.clause, reply[0]) if asked is not None and reply is not None else None
+        if reply is not None and folded is not None and asked is not None:
+            folded_reply = True
+            if asked.premise:
+                premise = _sentence_case(_first_person_to_patient(asked.premise).rstrip(".!;, "))
+                folded = f"{premise}, and {folded[:1].lower()}{folded[1:]}"
+            statements.append(folded)
+            remainder = reply[1]
+            if _contentful(remainder):
+                statements.extend(c for c in split_claims(_sentence_case(remainder)) if analyze(c).terms)
             continue
-        statements.extend(c for c in split_claims(sentence) if analyze(c).terms and not _only_opener(c))
+        kind = classify_sentence(sentence, question)
+        if kind == "question":
+            statements.append(f"The assistant asks: {sentence.strip()}")
+        elif kind == "acknowledgement":
+            if re.search(r"\w", sentence):
+                statements.append(sentence.strip())
+        else:
+            claims = [c for c in split_claims(sentence) if analyze(c).terms and not _only_opener(c)]
+            statements.extend(claims or [sentence.strip()])
     return list(dict.fromkeys(statements))
 
 

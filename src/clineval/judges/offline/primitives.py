@@ -8,17 +8,31 @@ from typing import Any
 
 from clineval.judges.offline import conversation, entailment, facts, relevance
 from clineval.judges.offline.thresholds import DEFAULT_THRESHOLDS, HEURISTIC_VERSION, Thresholds
-from clineval.judges.primitives import DEFAULT_CATEGORIES, Decision, Fact, JudgeKind, SentenceKind, Verdict
+from clineval.judges.primitives import (
+    DEFAULT_CATEGORIES,
+    Decision,
+    Fact,
+    GeneratedQuestions,
+    JudgeKind,
+    SentenceKind,
+    Verdict,
+)
 from clineval.nlp.embeddings import MODEL_NAME, SentenceEncoder, get_encoder
 from clineval.nlp.sentences import split_sentences
 
 __all__ = ["OfflinePrimitives"]
 
 
+_RANK = {"not_entailed": 0, "partial": 1, "entailed": 2}
+
+
 class OfflinePrimitives:
     """Deterministic heuristics on CPU: sentence and claim splitting (pysbd + rules),
     MiniLM-L6-v2 similarity (numpy), a ConText-style assertion detector, and checks of
     numbers, units, sides, drugs and dates. See docs/offline-judge.md.
+
+    It cannot write text, so :meth:`generate_questions` answers ``None`` (answer relevance
+    then uses its question-answer similarity variant).
 
     ``encoder`` defaults to the process-wide MiniLM encoder, loaded on first use. Work that
     embeds text runs in a worker thread (``asyncio.to_thread``); the encoder is
@@ -100,7 +114,9 @@ class OfflinePrimitives:
                 explanation=f"the answer only refers the user elsewhere ({referral[0].text!r}) "
                 "and says nothing substantive",
             )
-        if not substantive and not any(conversation.classify_sentence(s) == "informative" for s in sentences):
+        if not substantive and not any(
+            conversation.classify_sentence(s, question) == "informative" for s in sentences
+        ):
             return Decision(
                 value=True, reason="no_content", explanation="the answer has no informative sentence"
             )
@@ -109,6 +125,17 @@ class OfflinePrimitives:
         )
 
     def should_decline_sync(self, question: str, contexts: Sequence[str] | None = None) -> Decision:
+        if contexts is not None and not any(c and c.strip() for c in contexts):
+            # Passages were expected but none (or only blank ones) came back: nothing to
+            # answer from, as LLMPrimitives decides; a harmful request still says so.
+            harm = relevance.harmful_cue(question or "")
+            if harm is not None:
+                return relevance.should_decline(question or "", None, self.encoder, self.thresholds)
+            return Decision(
+                value=True,
+                reason="insufficient_context",
+                explanation="no context was retrieved, so there is nothing to answer from",
+            )
         return relevance.should_decline(question or "", contexts, self.encoder, self.thresholds)
 
     def context_relevant_sync(self, question: str, contexts: Sequence[str]) -> Decision:
@@ -119,6 +146,29 @@ class OfflinePrimitives:
 
     def extract_statements_sync(self, question: str, answer: str) -> list[str]:
         return conversation.extract_statements(question or "", answer or "")
+
+    def check_grounding_sync(self, sentences: Sequence[str], evidence: str, question: str) -> list[Verdict]:
+        """Each sentence's claims (:func:`~clineval.judges.offline.conversation.grounding_claims`:
+        a yes/no reply is checked as the asked clause with its polarity) checked against
+        ``evidence``; a sentence with several claims takes the verdict of its weakest one."""
+        if not sentences:
+            return []
+        claims = [conversation.grounding_claims(s or "", question) for s in sentences]
+        flat = [c for group in claims for c in group]
+        verdicts = iter(self.check_facts_sync(flat, evidence))
+        out: list[Verdict] = []
+        for sentence, group in zip(sentences, claims, strict=True):
+            checked = [next(verdicts) for _ in group]
+            worst = min(checked, key=lambda v: _RANK[v.label])
+            if group != [sentence]:
+                read_as = " ".join(group)
+                explanation = f"read as a reply to the question: {read_as!r}; {worst.explanation}"
+                worst = worst.model_copy(update={"explanation": explanation})
+            out.append(worst)
+        return out
+
+    def generate_questions_sync(self, answer: str, n: int = 3) -> GeneratedQuestions | None:
+        return None
 
     # -- the Primitives protocol -------------------------------------------------------------
 
@@ -149,3 +199,9 @@ class OfflinePrimitives:
 
     async def extract_statements(self, question: str, answer: str) -> list[str]:
         return await asyncio.to_thread(self.extract_statements_sync, question, answer)
+
+    async def check_grounding(self, sentences: Sequence[str], evidence: str, question: str) -> list[Verdict]:
+        return await asyncio.to_thread(self.check_grounding_sync, list(sentences), evidence, question)
+
+    async def generate_questions(self, answer: str, n: int = 3) -> GeneratedQuestions | None:
+        return None
