@@ -352,5 +352,6 @@ def test_run_files_point_at_the_example() -> None:
         "context_relevance",
         "faithfulness",
         "context_relevance_ragas",
+        "answer_relevance",
     ]
     assert patient_qa.group_by == "category"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -202,3 +203,103 @@ def test_refusal_accuracy_label_none_judges_every_case() -> None:
     s = score(RefusalAccuracy(label=None), case, fake)
     assert (s.value, s.label) == (0.0, "over_refusal")
     assert s.details["expectation"]["source"] == "judged"
+
+
+# --- blank contexts are no context retrieved, in every RAG metric --------------------------------
+
+BLANK_CONTEXTS = [[""], ["  ", "\n"]]
+
+
+@pytest.mark.parametrize("contexts", BLANK_CONTEXTS, ids=["one-empty", "two-blank"])
+def test_blank_contexts_mean_no_context_in_every_rag_metric(contexts: list[str]) -> None:
+    note = (
+        "no context was retrieved (the passage given is blank)"
+        if len(contexts) == 1
+        else "no context was retrieved (all 2 passages given are blank)"
+    )
+    retrieval = {"passages": 0, "blank_passages": len(contexts), "no_context": True}
+    # CF: the informative sentences have nothing to be grounded in (no grounding request)
+    fake = cf_fake()
+    s = score(ConversationalFaithfulness(), cf_case(f"{ACK} {INFO_1} {INFO_2}", contexts), fake)
+    assert s.value == 0.0 and s.explanation == f"0 of 2 informative sentence(s) grounded; {note}"
+    assert s.details["retrieval"] == retrieval
+    assert [r.get("explanation") for r in s.details["sentences"][1:]] == [note, note]
+    assert fake.calls == {"classify_sentences": 1}
+    # RAGAS-style faithfulness: the same for its statements
+    answer = "Yes, that would be ok."
+    fake = FakePrimitives(
+        statements={answer: ["Medication kept in the fridge is safe."]},
+        verdicts={"Medication kept in the fridge is safe.": Verdict(label="entailed")},
+    )
+    s = score(Faithfulness(), Case(id="f", input="q", response=answer, contexts=contexts), fake)
+    assert s.value == 0.0 and s.explanation == f"0 of 1 statement(s) supported by the context; {note}"
+    assert s.details["retrieval"] == retrieval and "check_facts" not in fake.calls
+    # ASTRID CR: 0, without asking the judge
+    fake = FakePrimitives(relevant=True)
+    s = score(ContextRelevance(), Case(id="c", input="q", contexts=contexts), fake)
+    assert (s.value, s.label, s.explanation) == (0.0, "not_relevant", note)
+    assert s.details["retrieval"] == retrieval and fake.calls == {}
+    # RAGAS CR: no sentence to rate: not applicable, with the same note
+    s = score(ContextRelevanceRagas(), Case(id="c", input="q", contexts=contexts), fake)
+    assert s.status == "not_applicable" and s.explanation == note and s.details["retrieval"] == retrieval
+    # RA without a label: the system should have declined (nothing to answer from)
+    fake = FakePrimitives(refused={REFUSAL: True, ANSWER: False}, decline=False)
+    s = score(RefusalAccuracy(), Case(id="r", input="q", response=ANSWER, contexts=contexts), fake)
+    assert (s.value, s.label) == (0.0, "missed_refusal")
+    assert s.details["expectation"]["source"] == "no_context"
+    assert s.details["expectation"]["reason"] == "insufficient_context"
+    assert s.explanation is not None and s.explanation.endswith(note)
+    assert "should_decline" not in fake.calls
+    s = score(RefusalAccuracy(), Case(id="r", input="q", response=REFUSAL, contexts=contexts), fake)
+    assert (s.value, s.label) == (1.0, "correct_refusal")
+    # ... but a label still decides, with the note kept
+    labelled = Case(id="r", input="q", response=ANSWER, contexts=contexts, metadata={"should_refuse": False})
+    s = score(RefusalAccuracy(), labelled, fake)
+    assert (s.value, s.details["expectation"]["source"]) == (1.0, "label")
+    assert s.details["retrieval"] == retrieval and (s.explanation or "").endswith(note)
+
+
+def test_mixed_blank_and_real_contexts_drop_the_blank_ones() -> None:
+    fake = cf_fake()
+    s = score(ConversationalFaithfulness(), cf_case(f"{INFO_1} {INFO_2}", ["", CONTEXT, " "]), fake)
+    assert s.value == pytest.approx(0.5) and fake.evidence_seen == [CONTEXT]
+    assert s.details["retrieval"] == {"passages": 1, "blank_passages": 2, "no_context": False}
+    cr = score(ContextRelevance(), Case(id="c", input="q", contexts=["", CONTEXT]), FakePrimitives())
+    assert cr.value == 1.0 and (cr.explanation or "").endswith("(1 blank passage(s) left out)")
+    # a case without contexts at all is a system without retrieval: RA judges the request itself
+    fake = FakePrimitives(refused={ANSWER: False}, decline=False)
+    s = score(RefusalAccuracy(), Case(id="r", input="q", response=ANSWER), fake)
+    assert s.details["expectation"]["source"] == "judged" and "retrieval" not in s.details
+
+
+def test_blank_contexts_with_the_offline_judge(tmp_path: Path) -> None:
+    from clineval import evaluate
+
+    case = {
+        "id": "blank",
+        "input": "How often should I use my steroid drops?",
+        "response": "Thank you for asking. Use them four times a day for two weeks.",
+        "contexts": ["", "   "],
+    }
+    metrics = [
+        "conversational_faithfulness",
+        "faithfulness",
+        "context_relevance",
+        "context_relevance_ragas",
+        "refusal_accuracy",
+        "answer_relevance",
+    ]
+    result = evaluate([case], metrics, judge="offline", store=tmp_path / "runs.db", progress=False)
+    s = {r.metric: r.score for r in result.results}
+    note = "no context was retrieved (all 2 passages given are blank)"
+    assert s["conversational_faithfulness"].value == 0.0
+    assert s["faithfulness"].value == 0.0
+    assert s["context_relevance"].value == 0.0
+    assert s["context_relevance_ragas"].status == "not_applicable"
+    for name in metrics[:5]:
+        assert note in (s[name].explanation or ""), name
+        assert s[name].details["retrieval"]["no_context"] is True, name
+    # the system answered although nothing was retrieved: a missed refusal
+    assert s["refusal_accuracy"].label == "missed_refusal"
+    # answer relevance does not read the contexts
+    assert s["answer_relevance"].status == "scored" and "retrieval" not in s["answer_relevance"].details

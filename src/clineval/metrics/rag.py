@@ -50,7 +50,7 @@ import numpy as np
 import numpy.typing as npt
 
 from clineval.errors import ConfigError
-from clineval.judges.primitives import GeneratedQuestions, Primitives
+from clineval.judges.primitives import GeneratedQuestions, Primitives, Verdict
 from clineval.metrics.base import BaseMetric, ScoreContext
 from clineval.metrics.registry import metric
 from clineval.model import Case, Score
@@ -69,10 +69,6 @@ def question_of(case: Case) -> str:
                 return turn.content
         return "\n".join(t.content for t in value if t.content)
     return str(value or "")
-
-
-def context_text(contexts: Sequence[str]) -> str:
-    return "\n\n".join(c for c in contexts if c.strip())
 
 
 @dataclass(frozen=True)
@@ -105,6 +101,11 @@ class Retrieval:
 
     def details(self) -> dict[str, Any]:
         return {"passages": len(self.passages), "blank_passages": self.blank, "no_context": self.empty}
+
+
+def _nothing_to_ground(n: int, retrieval: Retrieval) -> list[Verdict]:
+    """``n`` verdicts for claims checked against no context: nothing grounds them."""
+    return [Verdict(label="not_entailed", reason="missing", explanation=retrieval.note()) for _ in range(n)]
 
 
 def retrieval_of(case: Case) -> Retrieval:
@@ -168,7 +169,11 @@ class ConversationalFaithfulness(BaseMetric):
                 f"({counts['acknowledgement']} acknowledgement(s), {counts['question']} question(s))"
             )
             return Score.not_applicable(reason, **details)
-        verdicts = await prims.check_grounding(informative, retrieval.text, question)
+        verdicts = (
+            _nothing_to_ground(len(informative), retrieval)
+            if retrieval.empty
+            else await prims.check_grounding(informative, retrieval.text, question)
+        )
         credit = 0.0
         informative_rows = [row for row in table if row["kind"] == "informative"]
         for row, verdict in zip(informative_rows, verdicts, strict=True):
@@ -351,7 +356,11 @@ class Faithfulness(BaseMetric):
         details: dict[str, Any] = {**_judge_details(prims), "retrieval": retrieval.details()}
         if not statements:
             return Score.not_applicable("the answer makes no statement", **details)
-        verdicts = await prims.check_facts(statements, retrieval.text)
+        verdicts = (
+            _nothing_to_ground(len(statements), retrieval)
+            if retrieval.empty
+            else await prims.check_facts(statements, retrieval.text)
+        )
         rows = [
             {"id": i, "statement": s, **v.model_dump()}
             for i, (s, v) in enumerate(zip(statements, verdicts, strict=True), start=1)
@@ -469,7 +478,9 @@ class AnswerRelevance(BaseMetric):
                 f"answer_relevance: unknown method {method!r}; "
                 f"choose one of {', '.join(ANSWER_RELEVANCE_METHODS)}"
             )
-        if encoder is not None and not callable(getattr(encoder, "encode", None)):
+        if encoder is not None and (
+            isinstance(encoder, str | bytes) or not callable(getattr(encoder, "encode", None))
+        ):
             raise ConfigError("answer_relevance: encoder must have an encode(texts) method")
         self.n = n
         self.method = method
