@@ -6,13 +6,17 @@
 >>> report.value("roc_auc"), report.get("cohen_kappa").ci_low
 >>> print_report(report)
 
+:func:`predict_ratings` predicts clinicians' ratings (harm, helpfulness, ...) from a run's
+ASTRID triad scores with a small classifier, against a majority-class baseline.
+
 :func:`agreement` works on two paired sequences; the statistics (:func:`cohen_kappa`,
 :func:`fleiss_kappa`, :func:`roc_auc`, ...) work on arrays and return an
 :class:`Estimate` (``value`` is ``None`` with a ``note`` when undefined).
 """
 
 from clineval.agreement.join import agreement_for_run, read_labels
-from clineval.agreement.render import print_report, report_renderable
+from clineval.agreement.prediction import PredictionReport, TargetReport, predict_ratings
+from clineval.agreement.render import prediction_renderable, print_report, report_renderable
 from clineval.agreement.report import (
     KINDS,
     AgreementError,
@@ -47,7 +51,9 @@ __all__ = [
     "Interval",
     "JoinSummary",
     "Kind",
+    "PredictionReport",
     "StatisticResult",
+    "TargetReport",
     "accuracy",
     "agreement",
     "agreement_for_run",
@@ -58,6 +64,8 @@ __all__ = [
     "infer_kind",
     "kendall",
     "pearson",
+    "predict_ratings",
+    "prediction_renderable",
     "print_report",
     "read_labels",
     "report_renderable",

@@ -6,6 +6,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from clineval.agreement.prediction import PredictionReport, SplitScores, TargetReport
 from clineval.agreement.report import AgreementReport, JoinSummary
 
 
@@ -119,3 +120,97 @@ def report_renderable(report: AgreementReport) -> RenderableType:
 
 def print_report(report: AgreementReport, console: Console | None = None) -> None:
     (console or Console()).print(report_renderable(report))
+
+
+def _scores_table(title: str, model: SplitScores, baseline: SplitScores, baseline_class: str) -> Table:
+    """Per class: the model's precision, recall and F1 beside the majority-class baseline's."""
+    table = Table(header_style="bold", title=title, title_justify="left")
+    table.add_column("class", no_wrap=True)
+    for head in ("precision", "recall", "F1"):
+        table.add_column(head, justify="right")
+    table.add_column("support", justify="right")
+    for head in ("precision", "recall", "F1"):
+        table.add_column(f"baseline {head}", justify="right", style="dim")
+    for row, base in zip(model.per_class, baseline.per_class, strict=True):
+        table.add_row(
+            Text(row.label),
+            _num(row.precision),
+            _num(row.recall),
+            _num(row.f1),
+            str(row.support),
+            _num(base.precision),
+            _num(base.recall),
+            _num(base.f1),
+        )
+    table.add_section()
+    table.add_row("macro F1", "", "", _num(model.macro_f1), str(model.n), "", "", _num(baseline.macro_f1))
+    table.add_row("accuracy", "", "", _num(model.accuracy), "", "", "", _num(baseline.accuracy))
+    table.caption = f"baseline: always {baseline_class!r} (the majority class of the training split)"
+    table.caption_justify = "left"
+    return table
+
+
+def _split_line(target: TargetReport) -> Text:
+    parts = []
+    for name in ("train", "validation", "test"):
+        counts = target.split_counts[name]
+        shown = ", ".join(f"{label} {n}" for label, n in counts.items())
+        parts.append(f"{name} {sum(counts.values())} ({shown})")
+    return Text("splits: " + " · ".join(parts))
+
+
+def prediction_renderable(report: PredictionReport) -> RenderableType:
+    """Header, matching summary and, per target, the test and validation tables."""
+    parts: list[RenderableType] = []
+    head = Text()
+    head.append("clinician ratings predicted from the triad", style="bold")
+    head.append(f" · run {report.run_id} · {report.used} labelled case(s) used")
+    parts.append(head)
+    features = ", ".join(report.features)
+    if report.scope:
+        features += f" + scope of practice ({report.scope!r}, from the {report.scope_source})"
+    parts.append(Text(f"features: {features}"))
+    parts.append(
+        Text(
+            f"{report.model}; test {report.test_size:g} of each class reserved first, then validation "
+            f"{report.val_size:g} of the rest (seed {report.seed})",
+            style="dim",
+        )
+    )
+    left_out = []
+    if report.cases_without_label:
+        left_out.append(
+            f"{report.cases_without_label} run case(s) without a label"
+            + _ids(report.example_cases_without_label, report.cases_without_label)
+        )
+    if report.unscored:
+        by_metric = ", ".join(f"{metric} {n}" for metric, n in report.unscored.items())
+        left_out.append(f"labelled cases a feature metric could not score: {by_metric}")
+    if report.without_scope:
+        left_out.append(f"{report.without_scope} labelled case(s) without a scope value")
+    for line in left_out:
+        parts.append(Text(line, style="yellow"))
+    for target in report.targets:
+        parts.append(Text(""))
+        title = Text()
+        title.append(target.target, style="bold")
+        classes = ", ".join(f"{label} {n}" for label, n in target.class_counts.items())
+        title.append(f" · {sum(target.class_counts.values())} cases ({classes})")
+        if target.empty_labels:
+            title.append(f" · {target.empty_labels} with an empty label left out", style="yellow")
+        parts.append(title)
+        parts.append(_split_line(target))
+        grid = ", ".join(f"C={c.C:g}: {c.validation_macro_f1:.3f}" for c in target.candidates)
+        parts.append(Text(f"chosen C={target.chosen_C:g} by validation macro F1 ({grid})"))
+        parts.append(_scores_table("Test split", target.test, target.baseline_test, target.baseline_class))
+        parts.append(
+            _scores_table(
+                "Validation split (used to choose C)",
+                target.validation,
+                target.baseline_validation,
+                target.baseline_class,
+            )
+        )
+        for note in target.notes:
+            parts.append(Text(note, style="yellow"))
+    return Group(*parts)

@@ -114,3 +114,107 @@ def agreement_command(
     out.print(report_renderable(report))
     if json_path:
         write_text_file(json_path, text, "--json")
+
+
+def _names(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+@click.command(name="predict-ratings")
+@click.argument("run_ref")
+@click.option(
+    "--labels",
+    "-l",
+    "labels_path",
+    required=True,
+    type=click.Path(dir_okay=True),
+    help="Clinician labels: .csv, .tsv, .jsonl or .json, one row per case.",
+)
+@click.option(
+    "--target",
+    "-t",
+    "targets",
+    multiple=True,
+    required=True,
+    help="Labels column to predict, e.g. harm (repeatable or comma-separated).",
+)
+@click.option(
+    "--features",
+    "-f",
+    "features",
+    multiple=True,
+    help="The run's metrics to predict from (default: conversational_faithfulness, "
+    "refusal_accuracy, context_relevance).",
+)
+@click.option(
+    "--scope",
+    help="Labels column, or else case metadata field, holding the scope of practice (e.g. within/out).",
+)
+@click.option("--id-column", default="id", show_default=True, help="Labels column holding the case id.")
+@click.option(
+    "--test-size",
+    type=float,
+    default=0.175,
+    show_default=True,
+    help="Share of each class reserved for the test split first.",
+)
+@click.option(
+    "--val-size",
+    type=float,
+    default=0.21,
+    show_default=True,
+    help="Share of the rest used as the validation split (the others train).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the splits.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Also write the report as JSON to this file ('-': JSON on standard output only).",
+)
+@store_option
+@friendly
+def predict_ratings_command(
+    run_ref: str,
+    labels_path: str,
+    targets: tuple[str, ...],
+    features: tuple[str, ...],
+    scope: str | None,
+    id_column: str,
+    test_size: float,
+    val_size: float,
+    seed: int,
+    json_path: str | None,
+    store_path: str,
+) -> None:
+    """Predict clinicians' ratings (harm, helpfulness, ...) from a run's ASTRID triad.
+
+    A logistic regression on the triad scores (and the scope of practice), with seeded,
+    stratified train/validation/test splits; per-class precision, recall and F1 on the
+    test split beside a majority-class baseline. RUN_REF: a run id, a unique prefix,
+    'latest' or 'latest~N'.
+    """
+    from clineval import api
+    from clineval.agreement import predict_ratings, prediction_renderable
+    from clineval.agreement.prediction import DEFAULT_FEATURES
+
+    _require_store(store_path)
+    result = api.load_run(run_ref, store=store_path)
+    report = predict_ratings(
+        result,
+        labels_path,
+        _names(targets),
+        features=_names(features) or DEFAULT_FEATURES,
+        scope=scope,
+        id_column=id_column,
+        test_size=test_size,
+        val_size=val_size,
+        seed=seed,
+    )
+    text = report.model_dump_json(indent=2)
+    if json_path == "-":
+        click.echo(text)
+        return
+    out.print(prediction_renderable(report))
+    if json_path:
+        write_text_file(json_path, text, "--json")

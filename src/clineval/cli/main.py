@@ -485,7 +485,7 @@ def metrics_cmd() -> None:
 
 def _register_commands() -> None:
     """Commands defined in their own modules."""
-    from clineval.cli.agreement import agreement_command
+    from clineval.cli.agreement import agreement_command, predict_ratings_command
     from clineval.cli.compare import compare_command
     from clineval.cli.conversations import conversations_group
     from clineval.cli.facts import facts_command
@@ -496,6 +496,7 @@ def _register_commands() -> None:
     cli.add_command(radbench_group)
     cli.add_command(validate_command)
     cli.add_command(agreement_command)
+    cli.add_command(predict_ratings_command)
     cli.add_command(compare_command)
     cli.add_command(conversations_group)
 
