@@ -142,3 +142,125 @@ def test_generic_labels_are_dropped_from_claims() -> None:
     ]
     # A body-system label carries meaning and stays.
     assert split_claims("Respiratory: Endorses cough.") == ["Respiratory: Endorses cough."]
+
+
+# --- claims keep their verb, their object and their coordinated units ---------------------------
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "She was referred to cardiology, but only once or twice.",
+        "He uses his inhaler two or three times a week.",
+        "She drinks alcohol two, three, or four times a month.",
+        "She takes either ibuprofen or acetaminophen for the headaches.",
+        "Start melatonin between 3 and 5 mg at bedtime.",
+        "He has both asthma and eczema.",
+        "His mother and his sister have migraines.",
+        "He walks his dog once or twice a day, swims, and bikes.",
+        "There is decreased radial, ulnar, and brachial sensation.",
+        "He takes lisinopril as well as metformin.",
+    ],
+)
+def test_units_and_non_lists_stay_whole(sentence: str) -> None:
+    # A coordinated quantifier, a correlative pair, a coordinated subject, coordinated verbs
+    # and describing words sharing one noun are not lists of claims.
+    assert split_claims(sentence) == [sentence]
+
+
+def test_no_claim_loses_the_object_of_its_preposition() -> None:
+    claims = split_claims("She was sent to cardiology, but only once or twice.")
+    assert claims == ["She was sent to cardiology, but only once or twice."]
+    assert not any(claim.endswith(("to.", "to twice.", "but only once.")) for claim in claims)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        (
+            "She has swelling in her ankles, knees, and wrists.",
+            [
+                "She has swelling in her ankles.",
+                "She has swelling in her knees.",
+                "She has swelling in her wrists.",
+            ],
+        ),
+        (
+            "He was evaluated by neurology, rheumatology, and dermatology.",
+            [
+                "He was evaluated by neurology.",
+                "He was evaluated by rheumatology.",
+                "He was evaluated by dermatology.",
+            ],
+        ),
+        (
+            "She was referred to physical therapy, to orthopedics, and to pain management.",
+            [
+                "She was referred to physical therapy.",
+                "She was referred to orthopedics.",
+                "She was referred to pain management.",
+            ],
+        ),
+        (
+            "Her medications are amlodipine, atorvastatin, as well as aspirin.",
+            [
+                "Her medications are amlodipine.",
+                "Her medications are atorvastatin.",
+                "Her medications are aspirin.",
+            ],
+        ),
+        (
+            "Denies numbness or tingling in his hands, feet, or face.",
+            [
+                "Denies numbness or tingling in his hands.",
+                "Denies numbness or tingling in his feet.",
+                "Denies numbness or tingling in his face.",
+            ],
+        ),
+        (
+            "She presents complaining of blood in her urine, flank pain, and fever.",
+            [
+                "She presents complaining of blood in her urine.",
+                "She presents complaining of flank pain.",
+                "She presents complaining of fever.",
+            ],
+        ),
+        (
+            "The pupils are equal, round, and reactive to light.",
+            ["The pupils are equal.", "The pupils are round.", "The pupils are reactive to light."],
+        ),
+        (
+            "He reports pain once or twice a day, and he rates it 6 out of 10.",
+            ["He reports pain once or twice a day.", "He rates it 6 out of 10."],
+        ),
+        (
+            "Exam shows edema, erythema, and petechiae over the face, neck, and arms.",
+            [
+                "Exam shows edema.",
+                "Exam shows erythema.",
+                "Exam shows petechiae over the face.",
+                "Exam shows petechiae over the neck.",
+                "Exam shows petechiae over the arms.",
+            ],
+        ),
+        (
+            "Her symptoms include dry mouth and eyes, fatigue, and joint pain.",
+            [
+                "Her symptoms include dry mouth and eyes.",
+                "Her symptoms include fatigue.",
+                "Her symptoms include joint pain.",
+            ],
+        ),
+    ],
+)
+def test_lists_expand_with_their_lead_in(sentence: str, expected: list[str]) -> None:
+    assert split_claims(sentence) == expected
+
+
+def test_a_list_after_its_quantifier_keeps_the_quantifier_whole() -> None:
+    claims = split_claims("He takes ibuprofen once or twice a day for pain, stiffness, and swelling.")
+    assert claims == [
+        "He takes ibuprofen once or twice a day for pain.",
+        "He takes ibuprofen once or twice a day for stiffness.",
+        "He takes ibuprofen once or twice a day for swelling.",
+    ]
