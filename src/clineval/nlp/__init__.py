@@ -7,6 +7,7 @@
 * :mod:`~clineval.nlp.clinical`: quantities and units, frequencies, dates, laterality, drugs;
 * :mod:`~clineval.nlp.terms`: normalisation (abbreviations, synonyms), stems, term matching;
 * :mod:`~clineval.nlp.analysis`: one cached analysis per short text;
+* :mod:`~clineval.nlp.null_answers`: null answers ("None.", "NKDA") and their verdicts;
 * :mod:`~clineval.nlp.lexicon`: the word lists.
 
 Modules are imported on use; only :mod:`~clineval.nlp.embeddings` needs the model weights.

@@ -120,8 +120,9 @@ def is_section_header(line: str) -> bool:
     letters = [c for c in stripped if c.isalpha()]
     if len(letters) < 3 or any(c.islower() for c in letters):
         return False
-    # An all-capitals line: a header unless it reads like a finding ("NO ACUTE DISEASE").
-    return not re.match(r"^(?:NO|NOT|NEGATIVE|WITHOUT|POSITIVE)\b", stripped)
+    # An all-capitals line: a header unless it reads like a finding ("NO ACUTE DISEASE") or
+    # an answer ("NONE", "NKDA").
+    return not re.match(r"^(?:NO|NOT|NEGATIVE|WITHOUT|POSITIVE|NONE|NIL|NKDA|NKA|NKFA|N/A)\b", stripped)
 
 
 def strip_label(text: str) -> str:

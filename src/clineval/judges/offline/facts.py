@@ -35,6 +35,7 @@ from clineval.nlp.lexicon import (
     SYMPTOM_WORDS,
     TREATMENT_WORDS,
 )
+from clineval.nlp.null_answers import null_answer
 from clineval.nlp.sentences import split_claims, split_sentences_with_sections
 from clineval.nlp.terms import stem
 
@@ -280,6 +281,25 @@ def extract_facts(text: str, categories: Sequence[str] = DEFAULT_CATEGORIES) -> 
     facts: list[Fact] = []
     seen: set[str] = set()
     for sentence in split_sentences_with_sections(text):
+        null = null_answer(sentence.text)
+        if null is not None:
+            # "None.", "NKDA", "Not on any medications.": one fact saying there is nothing to
+            # report; under a header ("ALLERGIES" / "None.") the fact names what is absent.
+            claim = sentence.text
+            if null.topic is None and sentence.section:
+                claim = f"{sentence.section.strip().capitalize()}: {claim}"
+            key = claim.lower()
+            if key not in seen:
+                seen.add(key)
+                internal = categorize(claim)
+                facts.append(
+                    Fact(
+                        text=claim,
+                        category=mapping.get(internal, fallback),
+                        importance=importance(claim, internal),
+                    )
+                )
+            continue
         if classify_sentence(sentence.text) != "informative":
             continue
         for claim in split_claims(sentence.text):

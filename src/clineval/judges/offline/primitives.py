@@ -18,6 +18,7 @@ from clineval.judges.primitives import (
     Verdict,
 )
 from clineval.nlp.embeddings import MODEL_NAME, SentenceEncoder, get_encoder
+from clineval.nlp.null_answers import null_verdict
 from clineval.nlp.sentences import split_sentences
 
 __all__ = ["OfflinePrimitives"]
@@ -74,9 +75,17 @@ class OfflinePrimitives:
         return facts.extract_facts(text or "", categories)
 
     def check_facts_sync(self, facts_: Sequence[str], evidence: str) -> list[Verdict]:
+        """One verdict per fact, in order. Null answers ("None.", "No known drug allergies.")
+        on either side are decided by :func:`~clineval.nlp.null_answers.null_verdict`; the
+        other facts go to the entailment checks in one call."""
         if not facts_:
             return []
-        return entailment.check_claims(list(facts_), evidence or "", self.encoder, self.thresholds)
+        decided = [null_verdict(fact, evidence or "") for fact in facts_]
+        rest = [fact for fact, verdict in zip(facts_, decided, strict=True) if verdict is None]
+        checked = iter(
+            entailment.check_claims(rest, evidence or "", self.encoder, self.thresholds) if rest else []
+        )
+        return [verdict if verdict is not None else next(checked) for verdict in decided]
 
     def classify_sentences_sync(
         self, sentences: Sequence[str], question: str | None = None
