@@ -251,3 +251,81 @@ def test_headline_sub_scores_come_first() -> None:
         "distortions",
         "omissions",
     ]
+
+
+# --- facts on one side only: the headline and the f1 sub-scores agree ---------------------------
+
+
+def test_empty_response_gives_f1_zero_in_the_value_and_every_f1_sub_score() -> None:
+    # Reference facts W entailed, X partial, Y missing -- but the response is empty, so every
+    # reference fact is omitted: R = 0 under every policy, P undefined, F1 = 0 everywhere.
+    score = asyncio.run(run(TBFact(), Case(id="c", input="q", response="", reference=REFERENCE), prims()))
+    s = score.sub_scores
+    assert score.value == 0.0
+    assert (s["f1"], s["f1_strict"], s["f1_lenient"]) == (0.0, 0.0, 0.0)
+    assert (s["precision"], s["precision_strict"], s["precision_lenient"]) == (None, None, None)
+    assert (s["recall"], s["recall_strict"], s["recall_lenient"]) == (0.0, 0.0, 0.0)
+    # per category: the reference's categories have F1 0, none is undefined
+    assert s["f1_cat_diagnosis"] == 0.0 and s["precision_cat_diagnosis"] is None
+    assert score.details["notes"] == [
+        "the response states no fact, so precision is undefined and F1 is 0 (nothing is shared)"
+    ]
+
+
+def test_empty_reference_side_gives_f1_zero_and_precision_computed() -> None:
+    # Response facts A entailed, B partial, C incorrect, D missing against a reference with no
+    # fact: P = (1 + 0.5) / 4 = 0.375 (default), 1/4 strict, 2/4 lenient; R undefined; F1 = 0.
+    fake = prims(facts={RESPONSE: PRED, "ok": []})
+    score = asyncio.run(run(TBFact(), Case(id="c", input="q", response=RESPONSE, reference="ok"), fake))
+    s = score.sub_scores
+    assert (s["precision"], s["precision_strict"], s["precision_lenient"]) == (0.375, 0.25, 0.5)
+    assert (s["recall"], s["recall_strict"], s["recall_lenient"]) == (None, None, None)
+    assert (s["f1"], s["f1_strict"], s["f1_lenient"]) == (0.0, 0.0, 0.0)
+    assert score.value == s["f1"] == 0.0
+    assert score.details["notes"] == [
+        "the reference states no fact, so recall is undefined and F1 is 0 (nothing is shared)"
+    ]
+    assert "the reference states no fact" in (score.explanation or "")
+
+
+@pytest.mark.parametrize("policy", ["strict", "default", "lenient"])
+def test_the_value_is_the_f1_sub_score_of_its_policy_when_one_side_is_empty(policy: str) -> None:
+    fake = prims(facts={RESPONSE: PRED, "ok": []})
+    score = asyncio.run(
+        run(TBFact(policy=policy), Case(id="c", input="q", response=RESPONSE, reference="ok"), fake)  # type: ignore[arg-type]
+    )
+    suffix = "" if policy == "default" else f"_{policy}"
+    assert score.value == score.sub_scores[f"f1{suffix}"] == 0.0
+
+
+def test_both_sides_empty_is_not_applicable_without_an_f1() -> None:
+    fake = prims(facts={"Thanks!": [], "ok": []})
+    score = asyncio.run(run(TBFact(), Case(id="c", input="q", response="Thanks!", reference="ok"), fake))
+    assert score.status == "not_applicable"
+    assert score.value is None
+    assert tbfact_scores([], [])["f1"] is None
+
+
+@pytest.mark.parametrize(
+    ("response_verdict", "reference_verdict", "expected"),
+    [
+        (Verdict(label="entailed"), Verdict(label="entailed"), (1.0, 1.0, 1.0)),
+        # P = 1, R = 0: F1 = 0 (both defined, one of them 0)
+        (Verdict(label="entailed"), Verdict(label="not_entailed", reason="missing"), (1.0, 0.0, 0.0)),
+        # P = 0.5, R = 1: F1 = 2 * 0.5 / 1.5 = 2/3
+        (Verdict(label="partial", reason="missing"), Verdict(label="entailed"), (0.5, 1.0, 2 / 3)),
+    ],
+)
+def test_one_fact_each_side(
+    response_verdict: Verdict, reference_verdict: Verdict, expected: tuple[float, float, float]
+) -> None:
+    fake = FakePrimitives(
+        facts={"r": [Fact(text="response fact")], "g": [Fact(text="reference fact")]},
+        verdicts={"response fact": response_verdict, "reference fact": reference_verdict},
+    )
+    score = asyncio.run(run(TBFact(), Case(id="c", input="q", response="r", reference="g"), fake))
+    s = score.sub_scores
+    assert (s["precision"], s["recall"]) == expected[:2]
+    assert s["f1"] == pytest.approx(expected[2])
+    assert score.value == s["f1"]
+    assert score.details["notes"] == []

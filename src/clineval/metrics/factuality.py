@@ -1,4 +1,4 @@
-"""``tbfact``: claim-level factuality in both directions (seed 000).
+"""``tbfact``: claim-level factuality in both directions (TBFact, a text adaptation of RadFact).
 
 The response and the reference are each split into atomic facts, each with a category
 and an importance. Every response fact is then checked against the reference
@@ -10,7 +10,15 @@ response (**recall**: did the agent say what matters?). A check gives ``entailed
 A fact earns credit 1 when entailed, 0 when not, and for ``partial`` what the policy
 says: ``strict`` 0, ``default`` 0.5, ``lenient`` 1. Precision is the mean credit of the
 response's facts, recall the mean credit of the reference's facts, F1 their harmonic
-mean. The score's value is F1 under the chosen policy; its sub-scores hold precision,
+mean.
+
+Undefined cases, defined once for the value and every sub-score: with facts on one side
+only, the other side's precision or recall has no facts behind it and is undefined
+(``None``), while F1 is 0, in the value and in the ``f1``, ``f1_strict``, ``f1_lenient``
+and per-category F1 sub-scores alike (nothing is shared), and a note says which side had
+no facts; with no fact on either side the score is not applicable.
+
+The score's value is F1 under the chosen policy; its sub-scores hold precision,
 recall and F1 under all three policies, per importance level and per category, and the
 counts of inclusions, distortions and omissions. Its details keep every fact with its
 verdict, reason, evidence and explanation.
@@ -100,9 +108,16 @@ def mean_credit(checks: Iterable[FactCheck], policy: str) -> float | None:
 
 
 def f1_of(precision: float | None, recall: float | None) -> float | None:
-    """Harmonic mean; 0 when both are 0; ``None`` when either is undefined."""
-    if precision is None or recall is None:
+    """Harmonic mean of precision and recall; 0 when both are 0.
+
+    With facts on one side only, one of the two is undefined (``None``) and nothing is
+    shared between the texts, so F1 is 0. ``None`` only when neither is defined (no fact
+    on either side).
+    """
+    if precision is None and recall is None:
         return None
+    if precision is None or recall is None:
+        return 0.0
     if precision + recall == 0:
         return 0.0
     return 2 * precision * recall / (precision + recall)
@@ -118,7 +133,9 @@ def tbfact_scores(
 
     Precision figures come only from ``precision_checks`` (response facts against the
     reference) and recall figures only from ``recall_checks`` (reference facts against
-    the response). A figure with no facts behind it is ``None`` (undefined), never 0.
+    the response). A precision or recall with no facts behind it is ``None`` (undefined),
+    never 0; an F1 with facts on one side only is 0 (nothing is shared), and ``None`` only
+    with no fact on either side (see :func:`f1_of`).
     Keys: ``precision``, ``recall``, ``f1`` (default policy) and the same with
     ``_strict`` and ``_lenient``; ``precision_high``/``recall_high`` (and medium, low)
     under the default policy, plus ``recall_high_strict`` and ``recall_high_lenient``;
@@ -226,12 +243,12 @@ def _fmt(value: float | None) -> str:
 
 
 @metric(
-    "tbfact", description="Claim-level factuality both ways: precision, recall, F1 (seed 000)", seed="000"
+    "tbfact", description="Claim-level factuality both ways: precision, recall, F1 (TBFact)", seed="000"
 )
 class TBFact(BaseMetric):
     """Claim-level factuality of the response against a reference (see the module docstring).
 
-    Settings: ``categories`` (list of fact categories; default seed 000's six),
+    Settings: ``categories`` (list of fact categories; default the six of TBFact),
     ``policy`` (``strict``, ``default`` or ``lenient``: which F1 is the score's value),
     ``reference_facts`` (a JSON-lines file of curated facts by case id),
     ``use_gold_facts`` (default true: a case's ``gold_facts`` replace the reference).
@@ -240,7 +257,7 @@ class TBFact(BaseMetric):
     name = "tbfact"
     requires = ("response",)
     needs_judge = True
-    description = "Claim-level factuality both ways: precision, recall, F1 (seed 000)"
+    description = "Claim-level factuality both ways: precision, recall, F1 (TBFact)"
 
     def __init__(
         self,
@@ -311,11 +328,14 @@ class TBFact(BaseMetric):
         p, r, f1 = figures[f"precision{suffix}"], figures[f"recall{suffix}"], figures[f"f1{suffix}"]
         notes: list[str] = []
         if p is None:
-            notes.append("the response states no fact, so precision is undefined")
+            notes.append(
+                "the response states no fact, so precision is undefined and F1 is 0 (nothing is shared)"
+            )
         if r is None:
-            notes.append("the reference states no fact, so recall is undefined")
-        if f1 is None:
-            f1 = 0.0  # one side has facts and the other none: nothing is shared
+            notes.append(
+                "the reference states no fact, so recall is undefined and F1 is 0 (nothing is shared)"
+            )
+        f1 = 0.0 if f1 is None else f1  # not reached: neither side with a fact is not applicable
         explanation = self._explain(p, r, f1, precision_checks, recall_checks, notes)
         return Score(
             value=f1,
