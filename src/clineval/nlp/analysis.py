@@ -2,9 +2,14 @@
 their assertion statuses, quantities, dates, sides, frequencies and drugs.
 
 Content terms are stems of non-stopword tokens, after synonym normalisation, minus cue
-words ("denies", "possible"), unit words and numbers. A number with a unit becomes one
-term standing for its normalised value ("q:mass:0.02" for "20 mg"), so "20 mg" and
-"0.02 g" meet; a calendar date becomes "d:2021-03-03".
+words ("denies", "possible"), discourse markers ("moreover"), unit words and numbers. A
+number with a unit becomes one term standing for its normalised value ("q:mass:0.02" for
+"20 mg"), so "20 mg" and "0.02 g" meet; a calendar date becomes "d:2021-03-03".
+
+Each term has a weight: the specificity of its word in general English
+(:mod:`clineval.nlp.specificity`), at least 0.6 for a clinical key term, at most 0.5 for a
+generic clinical word ("continue", "levels"), and two fifths of that inside parentheses,
+where notes put aliases ("permethrin (Elimite)"); quantities and dates weigh 1.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from clineval.nlp.lexicon import (
     DRUG_ROLE,
     SYMPTOM_WORDS,
 )
+from clineval.nlp.specificity import DISCOURSE_MARKERS, specificity
 from clineval.nlp.terms import is_stopword, normalize, stem, term_weight
 
 __all__ = ["Analysis", "analyze", "is_key_term", "is_problem_term", "merge"]
@@ -192,6 +198,12 @@ class Analysis:
     implied: frozenset[str] = frozenset()
     """Broader terms the text implies without saying them: a named drug implies
     "medication" and its role ("glipizide" -> "antidiabetic", which meets "diabetes")."""
+    term_spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Character span in ``normalized`` of each term's first mention (for its embedding)."""
+    surface: dict[str, str] = field(default_factory=dict)
+    """The word (as normalised) behind each word term, e.g. "coughing" for "cough"."""
+    parenthetical: frozenset[str] = frozenset()
+    """Terms mentioned only inside parentheses (aliases: "permethrin (Elimite)")."""
 
     @property
     def key_terms(self) -> tuple[str, ...]:
@@ -231,35 +243,52 @@ def analyze(text: str) -> Analysis:
     weights: dict[str, float] = {}
     per_term: dict[str, list[frozenset[Status]]] = {}
     negation_head: dict[str, str] = {}
+    term_spans: dict[str, tuple[int, int]] = {}
+    surface: dict[str, str] = {}
+    outside: set[str] = set()
+    depth = 0
     for index, (token, statuses) in enumerate(zip(assertions.tokens, assertions.statuses, strict=True)):
-        if token.kind == "punct" or index in cue_positions:
+        if token.kind == "punct":
+            depth = depth + 1 if token.text == "(" else max(0, depth - 1) if token.text == ")" else depth
+            continue
+        if index in cue_positions:
             continue
         if any(a <= token.start < b for a, b in covered):
             continue
         if token.kind == "number":
             term = "n:" + token.text
         else:
-            if is_stopword(token) or token.text in _UNIT_WORDS:
+            if is_stopword(token) or token.text in _UNIT_WORDS or token.text in DISCOURSE_MARKERS:
                 continue
             term = token.stem
         per_term.setdefault(term, []).append(statuses)
         head = assertions.heads[index] if assertions.heads else -1
         if head >= 0 and term not in negation_head:
             negation_head[term] = assertions.tokens[head].stem
+        weight = _weight(term, token.text) * (0.4 if depth else 1.0)
+        if not depth:
+            outside.add(term)
         if term not in weights:
             terms.append(term)
-            weights[term] = term_weight(term)
+            weights[term] = weight
+            term_spans[term] = (token.start, token.start + len(token.text))
+            if token.kind == "word":
+                surface[term] = token.text
+        elif weight > weights[term]:
+            weights[term] = weight  # also said outside parentheses
     for q in quantities:
         term = q.key()
         if term not in weights:
             terms.append(term)
             weights[term] = 1.0
+            term_spans[term] = (q.start, q.start + len(q.text))
         per_term.setdefault(term, []).append(_status_at(assertions, q.start))
     for d in dates:
         term = f"d:{d.year or ''}-{d.month or ''}-{d.day or ''}"
         if term not in weights:
             terms.append(term)
             weights[term] = 1.0
+            term_spans[term] = (d.start, d.start + len(d.text))
         per_term.setdefault(term, []).append(_status_at(assertions, d.start))
     status = {}
     for term, occurrences in per_term.items():
@@ -284,7 +313,22 @@ def analyze(text: str) -> Analysis:
         assertions=assertions,
         negation_head=negation_head,
         implied=implied,
+        term_spans=term_spans,
+        surface=surface,
+        parenthetical=frozenset(t for t in terms if t not in outside and not t.startswith(("q:", "d:"))),
     )
+
+
+def _weight(term: str, word: str) -> float:
+    """A content term's weight (see the module docstring), before any parenthesis."""
+    if term.startswith("n:"):
+        return 1.0
+    weight = specificity(word)
+    if term_weight(term) < 1.0:
+        weight = min(weight, 0.5)
+    if is_key_term(term):
+        weight = max(weight, 0.6)
+    return weight
 
 
 # What each drug role is for, in words a question or claim would use.

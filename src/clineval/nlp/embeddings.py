@@ -14,6 +14,10 @@ sentence-transformers does for this model. Everything runs in float32 on CPU.
 under a lock. :meth:`SentenceEncoder.encode` is thread-safe, caches vectors by string (an
 LRU bounded by ``cache_size``), embeds only the strings it has not seen, and batches them
 by token length so that little work is spent on padding.
+
+:meth:`SentenceEncoder.encode_tokens` also returns the last layer's state of every word
+piece (L2-normalised, with its character offsets), for token-level alignment in the style
+of BERTScore (Zhang et al., 2020); these are kept in a smaller LRU cache, in float16.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -143,10 +148,34 @@ class _Layer:
         self.ln2 = (w[f"{prefix}.output.LayerNorm.weight"], w[f"{prefix}.output.LayerNorm.bias"])
 
 
+@dataclass(frozen=True)
+class TokenStates:
+    """One text's pooled vector and its word pieces' last-layer states."""
+
+    vector: FloatArray
+    """The sentence embedding (mean pooled, L2-normalised), as :meth:`SentenceEncoder.encode` gives."""
+    offsets: tuple[tuple[int, int], ...]
+    """Character span of each word piece in the text ([CLS] and [SEP] excluded)."""
+    states: npt.NDArray[np.float16]
+    """One L2-normalised row per word piece, in the order of ``offsets``."""
+
+    def rows(self, start: int, end: int) -> FloatArray:
+        """The states of the word pieces inside the character span ``[start, end)``."""
+        picked = [i for i, (a, b) in enumerate(self.offsets) if a < end and b > start]
+        return self.states[picked].astype(np.float32)
+
+
 class SentenceEncoder:
     """all-MiniLM-L6-v2 in numpy: ``encode(texts)`` gives L2-normalised float32 rows."""
 
-    def __init__(self, folder: Path | None = None, *, cache_size: int = 50_000, batch_tokens: int = 8192):
+    def __init__(
+        self,
+        folder: Path | None = None,
+        *,
+        cache_size: int = 50_000,
+        token_cache_size: int = 8_192,
+        batch_tokens: int = 8192,
+    ):
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -172,6 +201,8 @@ class SentenceEncoder:
         self.cache_size = cache_size
         self.batch_tokens = batch_tokens
         self._cache: OrderedDict[str, FloatArray] = OrderedDict()
+        self.token_cache_size = token_cache_size
+        self._token_cache: OrderedDict[str, TokenStates] = OrderedDict()
         self._lock = threading.RLock()
         # BLAS is limited to one thread during the forward pass, and the work is split over
         # our own threads instead: OpenBLAS's spinning worker threads slow small matrix
@@ -214,15 +245,44 @@ class SentenceEncoder:
                     todo.setdefault(text, []).append(i)
             if todo:
                 unique = list(todo)
-                vectors = self._embed(unique)
+                vectors, _ = self._embed(unique, tokens=False)
                 for text, vector in zip(unique, vectors, strict=True):
-                    vector.setflags(write=False)
-                    self._cache[text] = vector
+                    self._remember(text, vector)
                     for i in todo[text]:
                         out[i] = vector
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
         return out
+
+    def encode_tokens(self, texts: Sequence[str]) -> list[TokenStates]:
+        """Pooled vector and word-piece states of each text (both cached by exact string)."""
+        out: list[TokenStates | None] = [None] * len(texts)
+        with self._lock:
+            todo: dict[str, list[int]] = {}
+            for i, text in enumerate(texts):
+                hit = self._token_cache.get(text)
+                if hit is not None:
+                    self._token_cache.move_to_end(text)
+                    out[i] = hit
+                else:
+                    todo.setdefault(text, []).append(i)
+            if todo:
+                unique = list(todo)
+                vectors, states = self._embed(unique, tokens=True)
+                for text, vector, state in zip(unique, vectors, states, strict=True):
+                    self._remember(text, vector)
+                    entry = TokenStates(vector=self._cache[text], offsets=state[0], states=state[1])
+                    self._token_cache[text] = entry
+                    for i in todo[text]:
+                        out[i] = entry
+                while len(self._token_cache) > self.token_cache_size:
+                    self._token_cache.popitem(last=False)
+        return [entry for entry in out if entry is not None]
+
+    def _remember(self, text: str, vector: FloatArray) -> None:
+        if text not in self._cache:
+            vector.setflags(write=False)
+            self._cache[text] = vector
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
 
     def similarity(self, a: str, b: str) -> float:
         vectors = self.encode([a, b])
@@ -235,10 +295,13 @@ class SentenceEncoder:
 
     # -- forward pass ----------------------------------------------------------------------
 
-    def _embed(self, texts: list[str]) -> list[FloatArray]:
+    def _embed(
+        self, texts: list[str], *, tokens: bool
+    ) -> tuple[list[FloatArray], list[tuple[tuple[tuple[int, int], ...], npt.NDArray[np.float16]]]]:
         """Embed ``texts`` in one packed pass: the dense layers run on the real tokens of all
         texts stacked together (no padding at all); only attention works per bucket of texts
-        of similar length, padded to the longest of its bucket."""
+        of similar length, padded to the longest of its bucket. With ``tokens``, also the
+        normalised last-layer state and character offsets of each word piece."""
         encodings = self._tokenizer.encode_batch(texts)
         ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
         out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
@@ -256,15 +319,26 @@ class SentenceEncoder:
         chunks = [sorted(c, key=lambda i: (len(ids[i]), i)) for c in chunks if c]
         with self._blas.limit(limits=1, user_api="blas"):
             if self._pool is not None and len(chunks) > 1:
-                results = list(self._pool.map(lambda c: self._forward_packed([ids[i] for i in c]), chunks))
+                results = list(
+                    self._pool.map(lambda c: self._forward_packed([ids[i] for i in c], tokens), chunks)
+                )
             else:
-                results = [self._forward_packed([ids[i] for i in c]) for c in chunks]
-        for chunk, vectors in zip(chunks, results, strict=True):
+                results = [self._forward_packed([ids[i] for i in c], tokens) for c in chunks]
+        states: list[tuple[tuple[tuple[int, int], ...], npt.NDArray[np.float16]]] = [
+            ((), np.zeros((0, DIMENSION), dtype=np.float16))
+        ] * len(texts)
+        for chunk, (vectors, token_rows) in zip(chunks, results, strict=True):
             out[chunk] = vectors
+            if tokens:
+                for i, rows in zip(chunk, token_rows, strict=True):
+                    # Word pieces only: [CLS] and [SEP] carry no word of the text.
+                    states[i] = (tuple(encodings[i].offsets[1:-1]), rows[1:-1])
         self.embedded += len(texts)
-        return list(out)
+        return list(out), states
 
-    def _forward_packed(self, sequences: list[npt.NDArray[np.int64]]) -> FloatArray:
+    def _forward_packed(
+        self, sequences: list[npt.NDArray[np.int64]], tokens: bool = False
+    ) -> tuple[FloatArray, list[npt.NDArray[np.float16]]]:
         lengths = np.array([len(s) for s in sequences], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         flat_ids = np.concatenate(sequences)
@@ -293,7 +367,11 @@ class SentenceEncoder:
         pooled = np.add.reduceat(x, offsets, axis=0) / lengths[:, None].astype(np.float32)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         result: FloatArray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
-        return result
+        token_rows: list[npt.NDArray[np.float16]] = []
+        if tokens:
+            unit = (x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)).astype(np.float16)
+            token_rows = [unit[o : o + n] for o, n in zip(offsets, lengths, strict=True)]
+        return result, token_rows
 
     @staticmethod
     def _buckets(

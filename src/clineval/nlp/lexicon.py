@@ -421,6 +421,40 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "allopurinol": ("zyloprim",),
     "colchicine": ("colcrys",),
     "latanoprost": ("xalatan",),
+    # everyday wording of the social and family history
+    "alone": (
+        "by herself",
+        "by himself",
+        "by themselves",
+        "by myself",
+        "by oneself",
+        "on her own",
+        "on his own",
+        "on their own",
+        "on my own",
+    ),
+    "apartment": (
+        "a flat",
+        "her flat",
+        "his flat",
+        "their flat",
+        "my flat",
+        "council flat",
+        "condo",
+        "condominium",
+    ),
+    "father": ("dad", "daddy"),
+    "mother": ("mom", "mum", "mommy", "mummy"),
+    "drowsiness": (
+        "sleepiness",
+        "drowsy",
+        "sleepy",
+        "somnolence",
+        "somnolent",
+        "sedation",
+        "sedated",
+        "sedating",
+    ),
 }
 
 # Abbreviations spelled out for the embedding model (which does not know most of them).
@@ -633,6 +667,78 @@ BODY_SITES = _words(
     "|scapula|patella|maxillary|frontal|temporal|parietal|occipital|upper|lower|extremity|extremities|side"
     "|atrium|ventricle|thyroid|parotid|axilla|axillary|inguinal|sacroiliac|temporomandibular|trapezius|biceps"
     "|triceps|hamstring|quadriceps|achilles|rotator|meniscus|acl|mcl|retina|cornea|tonsil|tonsils|sinus"
+)
+
+# --- words that must match exactly ---------------------------------------------------------
+# Genera (and common short names) of pathogens: a claim naming another organism than the
+# evidence is wrong, however similar the sentences are.
+ORGANISMS = _words(
+    "escherichia|e_coli|klebsiella|pseudomonas|staphylococcus|staph|mrsa|mssa|streptococcus|strep|enterococcus"
+    "|vre|neisseria|gonorrhoeae|meningitidis|haemophilus|hemophilus|moraxella|legionella|mycoplasma|chlamydia"
+    "|chlamydophila|treponema|borrelia|rickettsia|ehrlichia|anaplasma|bartonella|brucella|coxiella|francisella"
+    "|yersinia|salmonella|shigella|campylobacter|helicobacter|vibrio|clostridium|clostridioides|c_diff|listeria"
+    "|bacillus|corynebacterium|nocardia|actinomyces|mycobacterium|proteus|serratia|enterobacter|citrobacter"
+    "|acinetobacter|stenotrophomonas|bordetella|pasteurella|gardnerella|trichomonas|candida|aspergillus"
+    "|cryptococcus|histoplasma|blastomyces|coccidioides|pneumocystis|mucor|rhizopus|sporothrix|malassezia"
+    "|tinea|trichophyton|plasmodium|toxoplasma|giardia|entamoeba|cryptosporidium|leishmania|trypanosoma"
+    "|schistosoma|strongyloides|ascaris|enterobius|taenia|echinococcus|sarcoptes|pediculus|herpesvirus|hsv"
+    "|cytomegalovirus|cmv|epstein_barr|ebv|varicella|zoster|hpv|papillomavirus|hiv|hepatitis_b|hepatitis_c"
+    "|hbv|hcv|influenza|rsv|rhinovirus|adenovirus|norovirus|rotavirus|enterovirus|coxsackievirus|parvovirus"
+    "|measles|mumps|rubella|rabies|coronavirus|sars_cov_2|dengue|zika|ebola|poliovirus|prion|fusobacterium"
+    "|bacteroides|peptostreptococcus|prevotella|porphyromonas|eikenella|kingella|cardiobacterium|aggregatibacter"
+    "|capnocytophaga|leptospira|tropheryma|ureaplasma|mobiluncus|propionibacterium|cutibacterium|viridans"
+)
+# Qualifiers that exclude each other when they describe the same thing: "type 1" or
+# "type 2" diabetes, "limited" or "diffuse" disease, a "benign" or "malignant" mass. A
+# claim with one where the evidence has another is wrong, not a paraphrase. Each group
+# lists its values with "|"; words that say the same value are joined with "/".
+CONTRAST_SETS: tuple[tuple[str, ...], ...] = tuple(
+    tuple(group.split("|"))
+    for group in (
+        "limited/localized/localised/focal|diffuse/generalized/generalised/widespread/disseminated",
+        "primary|secondary|tertiary",
+        "acute/hyperacute|subacute|chronic",
+        "benign|malignant",
+        "mild|moderate|severe/profound",
+        "small/tiny|large/massive",
+        "increased/elevated/raised/high/increasing/rising|decreased/reduced/low/lowered/decreasing/diminished",
+        "enlarged|normal",
+        "positive|negative",
+        "stable/unchanged|improved/improving|worsened/worsening/progressive",
+        "proximal|distal",
+        "anterior|posterior",
+        "medial|lateral",
+        "superior|inferior",
+        "upper|lower",
+        "systolic|diastolic",
+        "unilateral|bilateral",
+        "complete|incomplete/partial",
+        "open|closed",
+        "controlled|uncontrolled",
+        "obstructive|restrictive",
+        "ischemic|hemorrhagic/haemorrhagic",
+        "ascending|descending",
+        "conductive|sensorineural",
+        "congenital|acquired",
+        "viral|bacterial|fungal|parasitic",
+        "resistant|sensitive/susceptible",
+        "invasive|noninvasive",
+        "intracapsular|extracapsular",
+        "compensated|decompensated",
+        "uncomplicated|complicated",
+        "stable|unstable",
+        "hyperthyroidism|hypothyroidism",
+        "hypertension|hypotension",
+        "hyperglycemia|hypoglycemia",
+        "hyperkalemia|hypokalemia",
+        "hypernatremia|hyponatremia",
+        "hypercalcemia|hypocalcemia",
+        "tachycardia|bradycardia",
+        "oral|intravenous/iv|intramuscular|subcutaneous|topical|transdermal|rectal|sublingual|intranasal|inhaled",
+        "male|female",
+        "man|woman",
+        "boy|girl",
+    )
 )
 
 # --- generic words ------------------------------------------------------------------------

@@ -64,7 +64,10 @@ DEV_SET: list[tuple[str, str, str, str | None]] = [
     (NPO, "Nothing by mouth after midnight.", "entailed", None),
     (LEXAPRO, "Escitalopram is an SSRI used for depression.", "entailed", None),
     # partial support, hedging, status, experiencer
-    (HPI, "She has a history of hypertension, diabetes, and asthma.", "partial", "missing"),
+    # one item of the list replaced by another problem in the same slot (COPD -> asthma)
+    (HPI, "She has a history of hypertension, diabetes, and asthma.", "not_entailed", "incorrect"),
+    (HPI, "She has a history of hypertension, diabetes, and anemia.", "not_entailed", "incorrect"),
+    (HPI, "She has a history of hypertension and diabetes.", "entailed", None),
     (
         MEDS,
         "He takes metformin 500 mg twice daily and insulin glargine 20 units at night.",
@@ -93,10 +96,11 @@ DEV_SET: list[tuple[str, str, str, str | None]] = [
         "not_entailed",
         "incorrect",
     ),
+    # an example list: another drug is missing from it, not a contradiction ("UTI" is there)
     (
         "UTI antibiotics include nitrofurantoin and fosfomycin.",
         "Ciprofloxacin treats UTI.",
-        "not_entailed",
+        "partial",
         "missing",
     ),
     # not there

@@ -6,21 +6,35 @@ For each claim:
    several claims, into clauses too ("units"). The claim is compared with the units most
    similar to it (MiniLM cosine) and with those sharing most words; when no single span
    supports the claim outright, pairs of the best four (from different sentences) are
-   tried together, for a claim that the evidence states in two places, and a span that
-   opens with a pronoun is tried with the sentence before it.
-2. **Look for a conflict** with each span that is about the same thing (it covers most of
+   tried together, a span that opens with a pronoun is tried with the sentence before
+   it, and finally the evidence as a whole (a claim the text states piece by piece).
+2. **Match every content term.** A term is matched when the span has the same word, a
+   stem variant, a synonym or an abbreviation of it, or a narrower term ("medication" by
+   "metformin"). *Clinical* terms (drugs, diagnoses and symptoms, organisms, body sites,
+   labs, numbers, dates, qualifiers such as "type 2", "limited", "benign", and rare words)
+   must be matched that way. Other words may also be matched by a close contextual
+   embedding neighbour ("seek medical attention" / "consult a doctor"; see
+   :mod:`.alignment`), with credit growing with the cosine.
+3. **Support** is the weighted share of the claim's content that the span matches, each
+   term weighted by its specificity (a rare word says more than a common one; see
+   :mod:`clineval.nlp.specificity`).
+4. **Look for a conflict** with each span that is about the same thing (it covers most of
    the claim's other words and is similar enough): opposite polarity of the shared key
    terms ("no pneumothorax" / "small left pneumothorax"), another value for the same
    quantity ("5 mg" / "50 mg", "BP 120/80" / "140/90"), another side for the same body
-   site, another drug of the same role, another date, another dosing frequency, another
-   person ("mother had ..."). A conflict gives ``not_entailed``/``incorrect``, unless
-   another span supports the claim outright (it wins over partial support elsewhere).
-3. **Measure support**: the weighted share of the claim's content terms found in the span
-   (stems, synonyms and abbreviations resolved, numbers with units normalised) and the
-   cosine similarity. High coverage with every key term and enough similarity, or a
-   near-paraphrase, is ``entailed``; the main concept with parts absent is
-   ``partial``/``missing``; the same content hedged on one side only ("possible
-   pneumonia") is ``partial``/``ambiguous``; anything else ``not_entailed``/``missing``.
+   site, another drug for the same role, another date, another dosing frequency, another
+   person ("mother had ..."), or a *substitution*: the claim names a clinical term the span
+   does not, where the span names another of the same kind in the same frame ("culture
+   grew *E. coli*" / "culture grew *Klebsiella*", "*type 1*" / "*type 2* diabetes",
+   "*limited*" / "*diffuse*" sclerosis, "normal heart size" / "enlarged heart"). A conflict
+   gives ``not_entailed``/``incorrect``, unless another span supports the claim outright.
+5. **Decide.** Enough support with every clinical term matched is ``entailed``; the main
+   concept with parts absent is ``partial``/``missing``; the same content hedged on one
+   side only ("possible pneumonia") is ``partial``/``ambiguous``; anything else
+   ``not_entailed``/``missing``.
+
+Every verdict carries its graded ``support`` (0 for a contradicted claim), which metrics
+use as the credit of a partly supported claim.
 """
 
 from __future__ import annotations
@@ -32,16 +46,19 @@ from itertools import combinations
 
 import numpy as np
 
+from clineval.judges.offline.alignment import View, build_views, soft_scores, stack
 from clineval.judges.offline.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from clineval.judges.primitives import Verdict
-from clineval.nlp.analysis import Analysis, analyze, is_key_term, is_problem_term, merge
+from clineval.nlp.analysis import Analysis, is_key_term, is_problem_term, merge
 from clineval.nlp.assertions import Status
-from clineval.nlp.clinical import DateMention, drug_role
+from clineval.nlp.clinical import DateMention, drug_role, is_drug
 from clineval.nlp.embeddings import FloatArray, SentenceEncoder, combine
+from clineval.nlp.lexicon import CONTRAST_SETS, ORGANISMS
 from clineval.nlp.sentences import split_claims, split_sentences
-from clineval.nlp.terms import expand_abbreviations, term_covers, term_weight, terms_match
+from clineval.nlp.specificity import specificity
+from clineval.nlp.terms import stem, term_covers, term_weight, terms_match
 
-__all__ = ["EvidenceUnit", "check_claims", "evidence_units"]
+__all__ = ["EvidenceUnit", "check_claims", "evidence_units", "is_strict_term"]
 
 # "denies any other injuries", "no new lesions": a negation about further instances, which
 # does not contradict the instance the other text mentions.
@@ -56,6 +73,24 @@ _PRONOUN_START = re.compile(
     r"|disease|treatment|infection|procedure|test|patient))\b",
     re.IGNORECASE,
 )
+
+_ORGANISM_STEMS = frozenset(stem(w) for w in ORGANISMS) | ORGANISMS
+_CONTRAST_OF: dict[str, frozenset[str]] = {}
+_CLASS_OF: dict[str, int] = {}
+for _group in CONTRAST_SETS:
+    _members: set[str] = set()
+    for _value in _group:
+        _words_of_value = {w for v in _value.split("/") for w in (v, stem(v))}
+        for _word in _words_of_value:
+            _CLASS_OF[_word] = id(_value) ^ id(_group)
+        _members |= _words_of_value
+    for _word in _members:
+        _CONTRAST_OF[_word] = _CONTRAST_OF.get(_word, frozenset()) | frozenset(_members)
+
+
+def _same_class(a: str, b: str) -> bool:
+    """Two qualifiers that say the same ("decreased", "reduced")."""
+    return a in _CLASS_OF and _CLASS_OF.get(a) == _CLASS_OF.get(b)
 
 
 @dataclass(frozen=True)
@@ -87,6 +122,54 @@ def evidence_units(evidence: str) -> list[EvidenceUnit]:
     return units
 
 
+# --- term classes ----------------------------------------------------------------------------
+
+
+def _kind(term: str) -> str | None:
+    """The class of a clinical term that a substitution must respect, or ``None``."""
+    if term.startswith(("q:", "d:", "n:")):
+        return None
+    if term in _ORGANISM_STEMS:
+        return "organism"
+    if drug_role(term) or is_drug(term):
+        return "drug"
+    if term in _CONTRAST_OF:
+        return "qualifier"
+    if is_problem_term(term) or ("_" in term and is_key_term(term)):
+        return "problem"
+    return None
+
+
+def is_strict_term(term: str, analysis: Analysis, t: Thresholds = DEFAULT_THRESHOLDS) -> bool:
+    """A term the evidence must state in the same words, a synonym or an abbreviation: a
+    clinical term (drugs, problems, symptoms, labs, body sites, organisms, numbers, dates)
+    or a rare word. Soft (embedding) matches never count for these. An alias given only in
+    parentheses ("permethrin (Elimite)") is not strict."""
+    if term in analysis.parenthetical:
+        return False
+    if term.startswith(("q:", "d:", "n:")) or "_" in term:
+        return True
+    if is_key_term(term) or term in _ORGANISM_STEMS:
+        return True
+    word = analysis.surface.get(term, term)
+    return specificity(word) >= t.strict_specificity
+
+
+_NEVER_SOFT = frozenset(
+    re.findall(
+        r"\w+",
+        """left right bilateral bilaterally unilateral both either neither none no not never without
+        positive negative normal abnormal increase increased decrease decreased high low""",
+    )
+)
+
+
+def _softly(term: str) -> bool:
+    """Whether a (non-strict) term may be matched by a contextual neighbour: never a side,
+    a polarity word or an exclusive qualifier, whose neighbours are their opposites."""
+    return term not in _CONTRAST_OF and term not in _NEVER_SOFT and stem(term) not in _NEVER_SOFT
+
+
 # --- comparing one claim with one span ----------------------------------------------------
 
 Polarity = str  # affirmed | negated | uncertain | hypothetical | family | resolved
@@ -110,16 +193,25 @@ def _polarity(statuses: frozenset[Status]) -> Polarity:
 
 @dataclass
 class Comparison:
-    """How one claim compares with one span (a unit or two units together)."""
+    """How one claim compares with one span (a unit, two units together, or the whole
+    evidence)."""
 
     quote: str
     similarity: float
     coverage: float = 0.0
+    """Weighted share of the claim's terms matched lexically (words, synonyms, values)."""
+    support: float = 0.0
+    """Weighted share of the claim's content supported: lexical matches, plus soft
+    matches of non-clinical words."""
     rest_coverage: float = 0.0
     matched: dict[str, str] = field(default_factory=dict)
     """claim term -> the span term that matched it."""
+    soft: dict[str, float] = field(default_factory=dict)
+    """claim term (not matched lexically, not clinical) -> credit of its best soft match."""
     missing: list[str] = field(default_factory=list)
     missing_keys: list[str] = field(default_factory=list)
+    strict_missing: list[str] = field(default_factory=list)
+    """Clinical or rare terms of the claim the span does not state."""
     conflict: str | None = None
     """Which conflict check fired, with the detail, e.g. ``numbers: 5 mg vs 50 mg``."""
     conflict_partial: bool = False
@@ -128,10 +220,8 @@ class Comparison:
     """An assertion difference short of a contradiction (hedged, hypothetical, resolved)."""
     hedge_polarity: tuple[str, str] | None = None
     single: bool = True
-
-    @property
-    def support(self) -> float:
-        return 0.5 * self.coverage + 0.5 * max(self.similarity, 0.0)
+    whole: bool = False
+    """Compared with the whole evidence rather than one or two spans."""
 
 
 def _match_term(term: str, span: Analysis) -> str | None:
@@ -173,10 +263,26 @@ def _date_term(d: DateMention) -> str:
     return f"d:{d.year or ''}-{d.month or ''}-{d.day or ''}"
 
 
-def _compare(claim: Analysis, span: Analysis, similarity: float, quote: str, t: Thresholds) -> Comparison:
+def _soft_credit(cosine: float, t: Thresholds) -> float:
+    low, high = t.soft_low, t.soft_high
+    return min(1.0, max(0.0, (cosine - low) / (high - low)))
+
+
+def _compare(
+    claim: View,
+    span: Analysis,
+    matrix: FloatArray,
+    similarity: float,
+    quote: str,
+    t: Thresholds,
+    *,
+    conflicts: bool = True,
+    polarity: bool = False,
+) -> Comparison:
+    a = claim.analysis
     comp = Comparison(quote=quote, similarity=similarity)
-    quantity_hits = _quantity_matches(claim, span)
-    for term in claim.terms:
+    quantity_hits = _quantity_matches(a, span)
+    for term in a.terms:
         hit: str | None
         if term.startswith("q:"):
             hit = quantity_hits.get(term)
@@ -191,7 +297,7 @@ def _compare(claim: Analysis, span: Analysis, similarity: float, quote: str, t: 
         elif term.startswith("d:"):
             hit = next((_date_term(d) for d in span.dates if _date_term(d) == term), None)
             if hit is None:
-                mine = next((d for d in claim.dates if _date_term(d) == term), None)
+                mine = next((d for d in a.dates if _date_term(d) == term), None)
                 if mine is not None and any(
                     not mine.conflicts(d) and _shares_date_part(mine, d) for d in span.dates
                 ):
@@ -202,14 +308,36 @@ def _compare(claim: Analysis, span: Analysis, similarity: float, quote: str, t: 
             comp.missing.append(term)
             if is_key_term(term):
                 comp.missing_keys.append(term)
+            if is_strict_term(term, a, t):
+                comp.strict_missing.append(term)
         else:
             comp.matched[term] = hit
-    total = claim.total_weight
-    got = sum(claim.weights[t_] for t_ in comp.matched)
-    comp.coverage = got / total if total else 0.0
-    _check_conflicts(claim, span, comp, t)
-    if comp.conflict is None and comp.hedge is None:
-        _check_assertion(claim, span, comp)
+    total = a.total_weight
+    got = sum(a.weights[t_] for t_ in comp.matched)
+    comp.coverage = min(1.0, got / total) if total else 0.0
+    soft_terms = [term for term in comp.missing if term not in comp.strict_missing and _softly(term)]
+    if soft_terms:
+        comp.soft = {
+            term: _soft_credit(cos, t) for term, cos in soft_scores(claim, soft_terms, matrix).items()
+        }
+    credit = got + sum(a.weights[term] * value for term, value in comp.soft.items())
+    comp.support = min(1.0, credit / total) if total else 0.0
+    if conflicts:
+        _check_conflicts(a, span, comp, t)
+    elif polarity:
+        # Two or more sentences read together: only what does not need one frame, the
+        # polarity of shared problems and drugs (a term counts negated there only when every
+        # mention of it is) and hedging.
+        shared = [
+            term for term in comp.matched if is_problem_term(term) or drug_role(term) or term in a.drugs
+        ]
+        generic = not shared
+        if generic:
+            shared = [term for term in comp.matched if not term.startswith(("q:", "d:", "n:"))]
+        if shared:
+            _polarity_conflict(a, span, comp, shared, generic, t)
+    if (conflicts or polarity) and comp.conflict is None and comp.hedge is None:
+        _check_assertion(a, span, comp)
     return comp
 
 
@@ -223,6 +351,7 @@ def _rest_coverage(claim: Analysis, comp: Comparison, exclude: set[str]) -> floa
     if total <= 0:
         return 0.0  # nothing besides the detail itself: "same thing" cannot be shown
     got = sum(claim.weights[term] for term in comp.matched if term not in exclude)
+    got += sum(claim.weights[term] * v for term, v in comp.soft.items() if term not in exclude)
     return got / total
 
 
@@ -321,8 +450,14 @@ def _check_conflicts(claim: Analysis, span: Analysis, comp: Comparison, t: Thres
     generic = not shared
     if generic:
         shared = [term for term in comp.matched if not term.startswith(("q:", "d:", "n:"))]
-    if not shared:
+    if shared and _polarity_conflict(claim, span, comp, shared, generic, t):
         return
+    _check_substitution(claim, span, comp, t)
+
+
+def _polarity_conflict(
+    claim: Analysis, span: Analysis, comp: Comparison, shared: list[str], generic: bool, t: Thresholds
+) -> bool:
     matched_span_terms = set(comp.matched.values())
 
     def headed(analysis: Analysis, term: str, matched: set[str]) -> bool:
@@ -371,7 +506,7 @@ def _check_conflicts(claim: Analysis, span: Analysis, comp: Comparison, t: Thres
         comp.conflict = (
             f"negation: the claim {claim_side} '{term.replace('_', ' ')}', the evidence {span_side} it"
         )
-        return
+        return True
     if (
         problems
         and len(others) * 2 >= len(problems)
@@ -384,13 +519,131 @@ def _check_conflicts(claim: Analysis, span: Analysis, comp: Comparison, t: Thres
             else "the patient"
         )
         comp.conflict = f"experiencer: the evidence says this of {who}"
-        return
+        return True
     # Opposite polarity that is not a contradiction ("denies any other injuries" and "injured
     # her knee"; "not staying on top of his blood sugar" and "blood sugar"): no support either.
     opposite = [pair for pair in pairs if set(pair) == {"affirmed", "negated"}]
     if opposite and len(opposite) * 2 >= len(pairs):
         comp.hedge = "one text negates what the other asserts, about something else"
         comp.hedge_polarity = opposite[0]
+    return False
+
+
+_PATIENT = re.compile(
+    r"\b(?:he|she|his|her|him|patient|pt|mr|mrs|ms|man|woman|boy|girl|infant|child|gentleman|lady|newborn"
+    r"|\d+ (?:year|month|week|day) old)\b"
+)
+_GENERIC = re.compile(
+    r"\b(?:can|may|might|could|include|includes|including|such as|is used|are used|commonly|typically"
+    r"|usually|often|generally|some|many|most|other)\b"
+)
+#: Problem words too general to name what a claim says instead of another ("disease",
+#: "symptoms"): a claim with one of them is vaguer than the evidence, not different.
+_GENERIC_PROBLEMS = frozenset(
+    stem(w)
+    for w in re.findall(
+        r"\w+",
+        "disease diseases disorder disorders condition conditions symptom symptoms problem problems illness "
+        "infection infections pain ache aches sore sores injury injuries lesion lesions abnormality finding "
+        "findings complication complications issue issues effect effects reaction reactions",
+    )
+)
+
+
+def _episodic(a: Analysis) -> bool:
+    """A statement about one patient (not general medical knowledge)."""
+    return _PATIENT.search(a.normalized) is not None
+
+
+def _generic(a: Analysis) -> bool:
+    """General medical knowledge ("X can cause Y", "treatments include ..."): naming another
+    item than the evidence there adds an item, it does not contradict one."""
+    return _GENERIC.search(a.normalized) is not None and not _episodic(a)
+
+
+def _slot(claim: Analysis, span: Analysis, comp: Comparison, term: str) -> tuple[int, int] | None:
+    """Where in the span the claim's ``term`` would sit: between the span positions of the
+    matched claim terms on either side of it (a window next to the one neighbour there is)."""
+    start = claim.term_spans.get(term, (-1, -1))[0]
+    if start < 0:
+        return None
+    left = right = None
+    for other, hit in comp.matched.items():
+        position = claim.term_spans.get(other, (-1, -1))[0]
+        mapped = span.term_spans.get(hit, (-1, -1))[0]
+        if position < 0 or mapped < 0:
+            continue
+        if position < start and (left is None or position > left[0]):
+            left = (position, mapped)
+        elif position > start and (right is None or position < right[0]):
+            right = (position, mapped)
+    if left is not None and right is not None:
+        low, high = sorted((left[1], right[1]))
+        return (low, high + 1)
+    if left is not None:
+        return (left[1] + 1, left[1] + 60)
+    if right is not None:
+        return (max(0, right[1] - 60), right[1])
+    return None
+
+
+def _rivals(claim: Analysis, span: Analysis, comp: Comparison, term: str, kind: str) -> list[str]:
+    """Terms of the span in ``term``'s slot that say something else of the same kind."""
+    slot = _slot(claim, span, comp, term)
+    if slot is None:
+        return []
+    used = set(comp.matched.values())
+    out = []
+    for other, (start, _) in span.term_spans.items():
+        if other in used or other.startswith(("q:", "d:", "n:")) or not slot[0] <= start < slot[1]:
+            continue
+        if any(term_covers(other, c) or term_covers(c, other) for c in claim.terms if not c.startswith("q:")):
+            continue
+        theirs = _kind(other)
+        if kind == "qualifier":
+            if other in _CONTRAST_OF.get(term, frozenset()) and not _same_class(term, other):
+                out.append(other)
+            continue
+        if other in _GENERIC_PROBLEMS or span.weights.get(other, 0.0) < 0.5:
+            continue
+        if theirs == kind or (
+            theirs in (None, "problem") and specificity(span.surface.get(other, other)) >= 0.7
+        ):
+            out.append(other)
+    return out
+
+
+def _check_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Thresholds) -> None:
+    """The claim names a clinical term where the span, in the same slot of the same frame,
+    names another of the same kind: another organism, drug, diagnosis or exclusive
+    qualifier. Only for statements about a patient: in general medical knowledge ("X can
+    cause A") another item ("X can cause B") adds to a list, it does not contradict."""
+    if not (_episodic(claim) or _episodic(span)) or _generic(claim):
+        return
+    candidates = [
+        term
+        for term in comp.missing
+        if (kind := _kind(term)) is not None
+        and term not in _GENERIC_PROBLEMS
+        and (term in comp.strict_missing or kind == "qualifier")
+    ]
+    for term in candidates:
+        kind = _kind(term) or "problem"
+        rivals = _rivals(claim, span, comp, term, kind)
+        if not rivals or (kind != "qualifier" and len(rivals) > 1):
+            continue  # several: the claim's item is missing from a list, not replaced
+        exclude = {x for x in comp.missing if _kind(x) == kind} | set(rivals)
+        if (
+            _about_same(claim, comp, exclude, t)
+            and comp.rest_coverage >= t.substitution_coverage
+            and comp.similarity >= t.substitution_similarity
+        ):
+            what = {"organism": "organism", "drug": "drug", "qualifier": "qualifier", "problem": "diagnosis"}
+            comp.conflict = (
+                f"substitution ({what[kind]}): '{term.replace('_', ' ')}' in the claim, "
+                f"'{rivals[0].replace('_', ' ')}' in the evidence"
+            )
+            return
 
 
 def _check_assertion(claim: Analysis, span: Analysis, comp: Comparison) -> None:
@@ -431,24 +684,22 @@ def _check_assertion(claim: Analysis, span: Analysis, comp: Comparison) -> None:
 
 @dataclass
 class _Decision:
-    rank: int
-    """Which span's verdict wins: entailed (5) over a conflict (4, or 3 when partial) over
-    partial support (2) over "mentioned only as a condition / about another instance" (1)
-    over nothing found (-1); ties go to the higher support."""
+    rank: float
+    """Which comparison's verdict wins: entailed by a span (5) over a conflict (4, or 3
+    when partial) over entailed by the whole evidence (3.5) over partial support (2) over
+    "mentioned only as a condition / about another instance" (1) over nothing found (-1);
+    ties go to the higher support."""
     verdict: Verdict
     support: float
 
 
-def _percent(x: float) -> str:
+def _fmt(x: float) -> str:
     return f"{x:.2f}"
 
 
-def _describe_missing(comp: Comparison) -> str:
-    if not comp.missing:
-        return "nothing, but the similarity is below the entailment threshold"
-    names = [m.replace("_", " ") for m in (comp.missing_keys or comp.missing)[:4]]
+def _readable(names: Sequence[str]) -> str:
     readable = []
-    for name in names:
+    for name in names[:4]:
         if name.startswith("q:"):
             readable.append("a quantity")
         elif name.startswith("d:"):
@@ -456,16 +707,24 @@ def _describe_missing(comp: Comparison) -> str:
         elif name.startswith("n:"):
             readable.append(name[2:])
         else:
-            readable.append(name)
+            readable.append(name.replace("_", " "))
     return ", ".join(readable)
+
+
+def _describe_missing(comp: Comparison) -> str:
+    unsupported = comp.strict_missing + [m for m, v in comp.soft.items() if v < 0.5]
+    if not unsupported:
+        return "nothing, but the support is below the entailment threshold"
+    return _readable(unsupported)
 
 
 def _decide(comp: Comparison, claim: Analysis, t: Thresholds) -> _Decision:
     sim = comp.similarity
-    cov = comp.coverage
-    stats = f"coverage {_percent(cov)}, similarity {_percent(sim)}"
+    support = comp.support
+    stats = f"support {_fmt(support)}, similarity {_fmt(sim)}"
     if comp.conflict is not None:
         label = "partial" if comp.conflict_partial else "not_entailed"
+        credit = 0.5 * support if comp.conflict_partial else 0.0
         return _Decision(
             3 if comp.conflict_partial else 4,
             Verdict(
@@ -473,31 +732,27 @@ def _decide(comp: Comparison, claim: Analysis, t: Thresholds) -> _Decision:
                 reason="incorrect",
                 evidence=comp.quote,
                 explanation=f"conflict check ({comp.conflict}); {stats}",
+                support=credit,
             ),
-            comp.support,
+            support,
         )
     has_keys = bool(claim.key_terms)
     matched_keys = [k for k in claim.key_terms if k in comp.matched]
-    # Without a key term, shared words are generic ("medication", "doing well"), so the
-    # similarity has to carry more of the decision.
     needed = t.entail_similarity if has_keys else t.entail_similarity_without_key
-    strong = cov >= t.entail_coverage and sim >= needed and not comp.missing_keys
-    # Only generic words ("takes", "complains of") are missing, every key term is there.
-    generic_gap = has_keys and not comp.missing_keys and all(term_weight(m) < 1 for m in comp.missing)
-    strong = strong or (generic_gap and sim >= t.entail_similarity)
-    # Every word of the claim, key terms included, is in the span: similarity only has to
-    # show the span is not about something else (a short claim inside a long sentence).
-    contained = cov >= 0.999 and has_keys and sim >= t.contained_similarity
-    strong = strong or contained
-    paraphrase = (
-        sim >= t.paraphrase_similarity
-        and cov >= t.paraphrase_coverage
-        and (not comp.missing_keys or (len(comp.missing_keys) == 1 and sim >= t.near_duplicate_similarity))
+    whole = "whole-evidence " if comp.whole else ""
+    # Every clinical term found and only generic words ("takes", "complains of") missing.
+    generic_gap = (
+        has_keys
+        and bool(comp.missing)
+        and not comp.strict_missing
+        and all(term_weight(m) < 1 for m in comp.missing)
+        and sim >= t.entail_similarity
     )
+    entailed = (support >= t.entail_support and not comp.strict_missing and sim >= needed) or generic_gap
     main_concept = (
-        (matched_keys or not has_keys) and cov >= t.partial_coverage and sim >= t.partial_similarity
+        (matched_keys or not has_keys) and support >= t.partial_support and sim >= t.partial_similarity
     )
-    if comp.hedge is not None and (strong or paraphrase or main_concept):
+    if comp.hedge is not None and (entailed or main_concept):
         if comp.hedge_polarity is not None and (
             comp.hedge_polarity[1] == "hypothetical" or set(comp.hedge_polarity) == {"affirmed", "negated"}
         ):
@@ -508,8 +763,9 @@ def _decide(comp: Comparison, claim: Analysis, t: Thresholds) -> _Decision:
                     reason="missing",
                     evidence=comp.quote,
                     explanation=f"assertion check: {comp.hedge}; {stats}",
+                    support=0.0,
                 ),
-                comp.support,
+                support,
             )
         return _Decision(
             2,
@@ -518,15 +774,25 @@ def _decide(comp: Comparison, claim: Analysis, t: Thresholds) -> _Decision:
                 reason="ambiguous",
                 evidence=comp.quote,
                 explanation=f"assertion check: {comp.hedge}; {stats}",
+                support=0.5 * support,
             ),
-            comp.support,
+            support,
         )
-    if strong or paraphrase:
-        why = "all content terms found" if not comp.missing else f"most content terms found ({stats})"
+    if entailed:
+        why = (
+            "every content term matched"
+            if not comp.missing
+            else "clinical terms matched, other words matched or close in meaning"
+        )
         return _Decision(
-            5,
-            Verdict(label="entailed", evidence=comp.quote, explanation=f"coverage check: {why}; {stats}"),
-            comp.support,
+            3.5 if comp.whole else 5,
+            Verdict(
+                label="entailed",
+                evidence=comp.quote,
+                explanation=f"{whole}coverage check: {why}; {stats}",
+                support=support,
+            ),
+            support,
         )
     if main_concept:
         return _Decision(
@@ -536,10 +802,12 @@ def _decide(comp: Comparison, claim: Analysis, t: Thresholds) -> _Decision:
                 reason="missing",
                 evidence=comp.quote,
                 explanation=(
-                    f"coverage check: main concept found, not found: {_describe_missing(comp)}; {stats}"
+                    f"{whole}coverage check: main concept found, "
+                    f"not found: {_describe_missing(comp)}; {stats}"
                 ),
+                support=support,
             ),
-            comp.support,
+            support,
         )
     quote = comp.quote if (sim >= t.quote_similarity and comp.matched) else ""
     return _Decision(
@@ -548,9 +816,45 @@ def _decide(comp: Comparison, claim: Analysis, t: Thresholds) -> _Decision:
             label="not_entailed",
             reason="missing",
             evidence=quote,
-            explanation=f"coverage check: not found in the evidence; {stats}",
+            explanation=f"{whole}coverage check: not found in the evidence; {stats}",
+            support=support,
         ),
-        comp.support,
+        support,
+    )
+
+
+# --- the primitive ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Evidence:
+    units: list[EvidenceUnit]
+    views: list[View]
+    matrices: list[FloatArray]
+    termsets: list[frozenset[str]]
+    lengths: list[int]
+    sentence_unit: dict[int, int]
+    whole: Analysis | None
+    whole_matrix: FloatArray
+
+
+def _prepare(units: list[EvidenceUnit], views: list[View]) -> _Evidence:
+    sentence_unit: dict[int, int] = {}
+    for j, unit in enumerate(units):
+        sentence_unit.setdefault(unit.sentence, j)
+    sentences = [views[j] for j in sentence_unit.values()]
+    whole: Analysis | None = None
+    for view in sentences:
+        whole = view.analysis if whole is None else merge(whole, view.analysis)
+    return _Evidence(
+        units=units,
+        views=views,
+        matrices=[v.matrix for v in views],
+        termsets=[frozenset(v.analysis.terms) for v in views],
+        lengths=[max(1, len(u.text.split())) for u in units],
+        sentence_unit=sentence_unit,
+        whole=whole,
+        whole_matrix=stack(sentences),
     )
 
 
@@ -566,63 +870,49 @@ def check_claims(
     if not units:
         return [
             Verdict(
-                label="not_entailed", reason="missing", evidence="", explanation="the evidence text is empty"
+                label="not_entailed",
+                reason="missing",
+                evidence="",
+                explanation="the evidence text is empty",
+                support=0.0,
             )
             for _ in claims
         ]
     claim_texts = [c.strip() for c in claims]
-    vectors = encoder.encode([expand_abbreviations(x) for x in (*claim_texts, *[u.text for u in units])])
-    claim_vectors, unit_vectors = vectors[: len(claim_texts)], vectors[len(claim_texts) :]
-    sims = claim_vectors @ unit_vectors.T
-    unit_analyses = [analyze(u.text) for u in units]
-    unit_termsets = [frozenset(a.terms) for a in unit_analyses]
-    unit_lengths = [max(1, len(u.text.split())) for u in units]
-    sentence_unit: dict[int, int] = {}
-    for j, unit in enumerate(units):
-        sentence_unit.setdefault(unit.sentence, j)
+    wanted = [i for i, text in enumerate(claim_texts) if text and re.search(r"\w", text)]
+    views = build_views([claim_texts[i] for i in wanted] + [u.text for u in units], encoder)
+    claim_views = dict(zip(wanted, views[: len(wanted)], strict=True))
+    ev = _prepare(units, views[len(wanted) :])
+    unit_vectors = np.stack([v.vector for v in ev.views])
     verdicts: list[Verdict] = []
-    for i, text in enumerate(claim_texts):
-        if not text or not re.search(r"\w", text):
-            verdicts.append(Verdict(label="not_entailed", reason="other", explanation="empty claim"))
-            continue
-        claim = analyze(text)
-        verdicts.append(
-            _check_one(
-                claim,
-                sims[i],
-                claim_vectors[i],
-                units,
-                unit_analyses,
-                unit_termsets,
-                unit_vectors,
-                unit_lengths,
-                sentence_unit,
-                t,
+    for i in range(len(claim_texts)):
+        view = claim_views.get(i)
+        if view is None:
+            verdicts.append(
+                Verdict(label="not_entailed", reason="other", explanation="empty claim", support=0.0)
             )
-        )
+            continue
+        sims = unit_vectors @ view.vector
+        verdicts.append(_check_one(view, sims, unit_vectors, ev, t))
     return verdicts
 
 
 def _check_one(
-    claim: Analysis,
-    sims: FloatArray,
-    claim_vector: FloatArray,
-    units: list[EvidenceUnit],
-    analyses: list[Analysis],
-    termsets: list[frozenset[str]],
-    unit_vectors: FloatArray,
-    lengths: list[int],
-    sentence_unit: dict[int, int],
-    t: Thresholds,
+    claim: View, sims: FloatArray, unit_vectors: FloatArray, ev: _Evidence, t: Thresholds
 ) -> Verdict:
+    a = claim.analysis
+    units = ev.units
     k = min(t.top_k, len(units))
     by_similarity = [int(j) for j in np.argsort(-sims, kind="stable")[:k]]
-    claim_terms = set(claim.terms)
-    overlap = [(len(claim_terms & s), j) for j, s in enumerate(termsets)]
+    claim_terms = set(a.terms)
+    overlap = [(len(claim_terms & s), j) for j, s in enumerate(ev.termsets)]
     by_words = [j for n, j in sorted(overlap, key=lambda x: (-x[0], x[1]))[:k] if n > 0]
     candidates = list(dict.fromkeys(by_similarity + by_words))
-    comparisons = [_compare(claim, analyses[j], float(sims[j]), units[j].quote, t) for j in candidates]
-    decisions = [_decide(c, claim, t) for c in comparisons]
+    comparisons = [
+        _compare(claim, ev.views[j].analysis, ev.matrices[j], float(sims[j]), units[j].quote, t)
+        for j in candidates
+    ]
+    decisions = [_decide(c, a, t) for c in comparisons]
     best = max(decisions, key=lambda d: (d.rank, d.support))
     if best.rank < 5:
         # Two spans together, for a claim the evidence states in two places, or in a
@@ -635,20 +925,44 @@ def _check_one(
             if units[ja].sentence != units[jb].sentence:
                 pairs.append((min(ja, jb), max(ja, jb)))
         for j in ranked:
-            previous = sentence_unit.get(units[j].sentence - 1)
+            previous = ev.sentence_unit.get(units[j].sentence - 1)
             if previous is not None and _PRONOUN_START.match(units[j].text):
                 pairs.append((previous, j))
+        # A span that contradicts the claim supports it in no pair.
+        conflicting = {candidates[x] for x, c in enumerate(comparisons) if c.conflict is not None}
         for first, second in dict.fromkeys(pairs):
-            merged = merge(analyses[first], analyses[second])
-            vector = combine(unit_vectors[[first, second]], [lengths[first], lengths[second]])
+            if first in conflicting or second in conflicting:
+                continue
+            merged = merge(ev.views[first].analysis, ev.views[second].analysis)
+            vector = combine(unit_vectors[[first, second]], [ev.lengths[first], ev.lengths[second]])
             quote = units[first].quote + " ... " + units[second].quote
-            comp = _compare(claim, merged, float(vector @ claim_vector), quote, t)
+            matrix = np.concatenate([ev.matrices[first], ev.matrices[second]])
+            comp = _compare(
+                claim, merged, matrix, float(vector @ claim.vector), quote, t, conflicts=False, polarity=True
+            )
             comp.single = False
-            if comp.conflict is not None:
-                continue  # conflicts are judged on single spans only
-            decision = _decide(comp, claim, t)
+            decision = _decide(comp, a, t)
             if decision.rank > best.rank or (
                 decision.rank == best.rank and decision.support > best.support + 0.05
             ):
                 best = decision
+    if ev.whole is not None and len(ev.sentence_unit) > 1 and best.rank not in (3, 4):
+        # The evidence as a whole, for a claim it states piece by piece; its support also
+        # grades a claim no single span holds.
+        top = [
+            candidates[x] for x in sorted(range(len(candidates)), key=lambda x: -comparisons[x].support)[:3]
+        ]
+        quote = " ... ".join(dict.fromkeys(units[j].quote for j in sorted(top)))
+        comp = _compare(
+            claim, ev.whole, ev.whole_matrix, float(sims.max()), quote, t, conflicts=False, polarity=True
+        )
+        comp.single, comp.whole = False, True
+        comp.support = max(0.0, comp.support - t.whole_evidence_penalty)
+        decision = _decide(comp, a, t)
+        if decision.rank > best.rank or (
+            decision.rank == best.rank and decision.support > best.support + 0.05
+        ):
+            best = decision
+        elif best.rank != 1 and best.verdict.support is not None and decision.support > best.verdict.support:
+            best.verdict = best.verdict.model_copy(update={"support": decision.support})
     return best.verdict

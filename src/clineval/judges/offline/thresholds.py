@@ -11,36 +11,44 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-HEURISTIC_VERSION = "offline-heuristic/1.0"
+HEURISTIC_VERSION = "offline-heuristic/2.0"
 
 
 @dataclass(frozen=True)
 class Thresholds:
     # --- check_facts --------------------------------------------------------------------
-    entail_coverage: float = 0.8
-    """Share (weighted) of the claim's content terms the evidence must contain ..."""
-    entail_similarity: float = 0.45
-    """... with at least this cosine similarity, and every key term present."""
-    entail_similarity_without_key: float = 0.6
+    entail_support: float = 0.75
+    """Weighted share of the claim's content the span must support for ``entailed`` ..."""
+    entail_similarity: float = 0.35
+    """... with at least this cosine similarity, and every clinical term matched ..."""
+    entail_similarity_without_key: float = 0.5
     """... or this one when the claim has no key term (drug, problem, lab, site, number)."""
-    contained_similarity: float = 0.3
-    """A claim whose every content term (key terms included) is in the span needs only this."""
-    paraphrase_similarity: float = 0.8
-    """A paraphrase: this similarity entails with less lexical overlap ..."""
-    paraphrase_coverage: float = 0.5
-    """... but still this share of the content terms (at most one key term absent)."""
-    near_duplicate_similarity: float = 0.9
-    """... and may lack one key term only at this similarity."""
-    partial_coverage: float = 0.4
-    """The main concept is there: this share of the terms and a key term, ..."""
-    partial_similarity: float = 0.4
+    partial_support: float = 0.35
+    """The main concept is there (``partial``): this support and a key term matched, ..."""
+    partial_similarity: float = 0.3
     """... with at least this similarity (else: not entailed, missing)."""
+    strict_specificity: float = 1.0
+    """A word at least this specific (wordfreq Zipf frequency 3 or less: about one in a
+    million words or rarer) must be matched in the same words or a synonym, like a clinical term."""
+    soft_low: float = 0.4
+    """A non-clinical word of the claim earns no credit from a contextual match below this
+    cosine (MiniLM word states: unrelated words in similar sentences reach 0.3-0.45) ..."""
+    soft_high: float = 0.8
+    """... and full credit from this cosine up (the same word or a close synonym), linearly between."""
     conflict_coverage: float = 0.5
     """Two texts are about the same thing (so a different number, side, drug, date or
     polarity is a contradiction) when the evidence covers more than this share of the
-    claim's other content terms ..."""
+    claim's other content ..."""
     conflict_similarity: float = 0.35
     """... and their similarity is at least this."""
+    substitution_coverage: float = 0.7
+    """A substitution (another organism, drug, diagnosis or exclusive qualifier in the same
+    frame) needs the evidence to cover this share of the claim's other content ..."""
+    substitution_similarity: float = 0.5
+    """... at this similarity or more."""
+    whole_evidence_penalty: float = 0.05
+    """Support found only across the whole evidence (no one or two sentences hold it) counts
+    this much less."""
     quote_similarity: float = 0.35
     """Evidence is quoted for a missing claim only when at least this similar."""
     top_k: int = 5
