@@ -42,6 +42,7 @@ from clineval.calibration.protocols import (
     analyse_radfact,
     analyse_refusal,
 )
+from clineval.config import DEFAULT_CACHE
 from clineval.errors import ConfigError
 from clineval.results.result import EvalResult
 
@@ -212,8 +213,11 @@ async def acalibrate(
     name: str | None = None,
     tags: dict[str, str] | None = None,
     judge_concurrency: int | None = None,
+    cache: str | None = DEFAULT_CACHE,
 ) -> CalibrationReport:
-    """Run ``judge`` on the calibration sets (the packaged samples by default) and analyse it."""
+    """Run ``judge`` on the calibration sets (the packaged samples by default) and analyse it.
+
+    ``cache``: the judge's answer cache (``None``: none), as for :func:`clineval.aevaluate`."""
     from clineval.api import aevaluate
 
     sets = data if data is not None else load_samples()
@@ -224,6 +228,7 @@ async def acalibrate(
         "progress": progress,
         "name": name or "calibration",
         "tags": {"calibration": sets.source, **(tags or {})},
+        "cache": cache,
     }
     if store is not None:
         kwargs["store"] = store
