@@ -329,3 +329,44 @@ def test_one_fact_each_side(
     assert s["f1"] == pytest.approx(expected[2])
     assert score.value == s["f1"]
     assert score.details["notes"] == []
+
+
+def test_one_direction_only_halves_the_calls_and_gives_that_figure() -> None:
+    case = Case(id="c", input="q", response=RESPONSE, reference=REFERENCE)
+    fake = prims()
+    s = asyncio.run(run(TBFact(directions="precision"), case, fake))
+    # A 1, B 0.5, C 0, D 0 -> 1.5 / 4
+    assert s.value == pytest.approx(1.5 / 4)
+    assert s.sub_scores["precision"] == pytest.approx(1.5 / 4)
+    assert s.sub_scores["recall"] is None and s.sub_scores["f1"] is None
+    assert fake.calls == {"extract_facts": 1, "check_facts": 1}
+    assert {f["direction"] for f in s.details["facts"]} == {"precision"}
+    assert "precision only" in (s.explanation or "")
+    fake = prims()
+    s = asyncio.run(run(TBFact(directions="recall", policy="strict"), case, fake))
+    # W 1, X partial (strict: 0), Y 0 -> 1 / 3
+    assert s.value == pytest.approx(1 / 3)
+    assert fake.calls == {"extract_facts": 1, "check_facts": 1}
+    with pytest.raises(ConfigError, match="directions"):
+        TBFact(directions="sideways")  # type: ignore[arg-type]
+
+
+def test_one_direction_with_nothing_on_its_side_is_not_applicable() -> None:
+    fake = prims(facts={RESPONSE: [], REFERENCE: REF})
+    case = Case(id="c", input="q", response=RESPONSE, reference=REFERENCE)
+    s = asyncio.run(run(TBFact(directions="precision"), case, fake))
+    assert s.status == "not_applicable" and "precision only" in (s.explanation or "")
+
+
+def test_graded_support_is_kept_with_each_fact() -> None:
+    verdicts = {
+        **VERDICTS,
+        "B: adenocarcinoma of the lung, stage IV": Verdict(label="partial", reason="missing", support=0.7),
+    }
+    case = Case(id="c", input="q", response=RESPONSE, reference=REFERENCE)
+    s = asyncio.run(run(TBFact(), case, prims(verdicts=verdicts)))
+    rows = {f["fact"]: f for f in s.details["facts"]}
+    assert rows["B: adenocarcinoma of the lung, stage IV"]["support"] == 0.7
+    assert rows["A: 67-year-old man"]["support"] is None
+    # the default policy still gives a partial fact 0.5, as TBFact does
+    assert s.sub_scores["precision"] == pytest.approx(1.5 / 4)

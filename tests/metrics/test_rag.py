@@ -85,13 +85,23 @@ def test_cf_empty_answer_is_not_applicable() -> None:
 
 def test_cf_partial_credit_setting() -> None:
     fake = cf_fake()
+    case = cf_case(f"{INFO_1} {INFO_2}")
+    # an LLM-style partial verdict (no graded support): 0.5 by default, as TBFact counts it
     fake.verdicts[INFO_2] = Verdict(label="partial", reason="ambiguous")
-    assert score(ConversationalFaithfulness(), cf_case(f"{INFO_1} {INFO_2}"), fake).value == pytest.approx(
-        0.5
-    )
-    assert score(
-        ConversationalFaithfulness(partial_credit=0.5), cf_case(f"{INFO_1} {INFO_2}"), fake
-    ).value == pytest.approx(0.75)
+    assert score(ConversationalFaithfulness(), case, fake).value == pytest.approx((1 + 0.5) / 2)
+    # ASTRID's binary definition
+    assert score(ConversationalFaithfulness(partial_credit=0), case, fake).value == pytest.approx(0.5)
+    assert score(ConversationalFaithfulness(partial_credit=0.25), case, fake).value == pytest.approx(0.625)
+    # a graded partial verdict (the offline judge) earns its support
+    fake.verdicts[INFO_2] = Verdict(label="partial", reason="missing", support=0.8)
+    s = score(ConversationalFaithfulness(), case, fake)
+    assert s.value == pytest.approx((1 + 0.8) / 2)
+    assert [r.get("credit") for r in s.details["sentences"]] == [1.0, 0.8]
+    assert s.sub_scores["grounded"] == 1.0
+    # a contradicted sentence earns nothing, whatever the setting
+    fake.verdicts[INFO_2] = Verdict(label="partial", reason="incorrect", support=0.8)
+    assert score(ConversationalFaithfulness(partial_credit=1), case, fake).value == pytest.approx(0.5)
+    assert score(ConversationalFaithfulness(partial_credit="GRADED"), case, fake).value == pytest.approx(0.5)
     with pytest.raises(ConfigError):
         ConversationalFaithfulness(partial_credit=2)
 
@@ -172,6 +182,29 @@ def test_faithfulness_share_of_supported_statements() -> None:
     assert s.sub_scores == {"statements": 2.0, "supported": 1.0}
     none = score(Faithfulness(), Case(id="f", input="q", response="Okay.", contexts=[CONTEXT]), fake)
     assert none.status == "not_applicable"
+
+
+def test_faithfulness_partial_credit() -> None:
+    answer = "Yes, that would be ok."
+    statements = ["Medication put in the fridge is safe to use.", "It is best above 0 C.", "Keep it dry."]
+    fake = FakePrimitives(
+        statements={answer: statements},
+        verdicts={
+            statements[0]: Verdict(label="entailed"),
+            statements[1]: Verdict(label="partial", reason="missing", support=0.6),
+            statements[2]: Verdict(label="partial", reason="ambiguous"),
+        },
+    )
+    case = Case(id="f", input="fridge?", response=answer, contexts=[CONTEXT])
+    # graded (default): 1 + 0.6 (the judge's support) + 0.5 (no support given) over 3
+    s = score(Faithfulness(), case, fake)
+    assert s.value == pytest.approx((1 + 0.6 + 0.5) / 3)
+    assert s.sub_scores == {"statements": 3.0, "supported": 1.0}
+    assert [r["credit"] for r in s.details["statements"]] == [1.0, 0.6, 0.5]
+    # RAGAS's binary definition
+    assert score(Faithfulness(partial_credit=0), case, fake).value == pytest.approx(1 / 3)
+    with pytest.raises(ConfigError):
+        Faithfulness(partial_credit="half")
 
 
 def test_context_relevance_ragas_share_of_sentences() -> None:

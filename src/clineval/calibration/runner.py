@@ -7,10 +7,11 @@ the usual concurrency limits, retries, cache and store, and the run can be resum
 exported), and :func:`analyse` computes the report from the finished run: from the cases'
 metadata and the scores' details alone, so a stored run can be analysed again later.
 
-Judge calls (an LLM judge): one per K-QA answer and per RadFact report (claims checked in a
-batch), two or three per K-QA statement as a RAG answer (statements or sentence kinds, then
-grounding), four per TBFact case (RadFact reports, MEDEC texts: two extractions, two
-checks), two per refusal case. The packaged samples need about 1,300 calls.
+Judge calls (an LLM judge): one per K-QA answer and per RadFact report side (claims checked
+in a batch), two per K-QA statement for each RAG metric (statements or sentence kinds, then
+grounding), four per RadFact report pair for TBFact (two extractions, two checks), two per
+MEDEC comparison (TBFact precision only: one extraction, one check), and one or two per
+refusal case.
 """
 
 from __future__ import annotations
@@ -192,9 +193,13 @@ def calibration_metrics(protocols: Sequence[str] = PROTOCOLS) -> list[str]:
     if "kqa_support" in protocols:
         for metric in ("faithfulness", "conversational_faithfulness"):
             specs.append(f"{metric}={here}:Restricted(metric={metric!r}, protocols=['kqa_support'])")
-    tbfact = [p for p, wanted in (("radfact_reports", "radfact"), ("medec", "medec")) if wanted in protocols]
-    if tbfact:
-        specs.append(f"tbfact={here}:Restricted(metric='tbfact', protocols={tbfact!r})")
+    if "radfact" in protocols:
+        specs.append(f"tbfact={here}:Restricted(metric='tbfact', protocols=['radfact_reports'])")
+    if "medec" in protocols:
+        specs.append(
+            f"tbfact_precision={here}:Restricted("
+            "metric=\"tbfact(directions='precision')\", protocols=['medec'])"
+        )
     if "refusal" in protocols:
         specs.append(f"refusal_labelled={here}:Restricted(metric='refusal_accuracy', protocols=['refusal'])")
         specs.append(
@@ -338,7 +343,7 @@ def analyse(result: EvalResult, *, data_source: str | None = None) -> Calibratio
         for case in by_protocol["medec"]:
             text = MedecText.model_validate(case.metadata["records"][0])
             texts.setdefault(text.id, text)
-            score = scored(case.id, "tbfact")
+            score = scored(case.id, "tbfact_precision")
             modes[text.id][case.metadata["mode"]] = _facts(score.details) if score is not None else None
         ordered = list(texts.values())
         report.protocols.append(

@@ -72,6 +72,8 @@ class FactCheck:
     reason: str | None
     evidence: str
     explanation: str
+    support: float | None = None
+    """The judge's graded support for the fact (0-1), where it grades one (the offline judge)."""
 
     def credit(self, policy: str) -> float:
         if self.label == "entailed":
@@ -96,6 +98,7 @@ def fact_checks(direction: Direction, facts: Sequence[Fact], verdicts: Sequence[
             reason=verdict.reason,
             evidence=verdict.evidence,
             explanation=verdict.explanation,
+            support=verdict.support,
         )
         for i, (fact, verdict) in enumerate(zip(facts, verdicts, strict=True), start=1)
     ]
@@ -242,16 +245,16 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-@metric(
-    "tbfact", description="Claim-level factuality both ways: precision, recall, F1 (TBFact)", seed="000"
-)
+@metric("tbfact", description="Claim-level factuality both ways: precision, recall, F1 (TBFact)", seed="000")
 class TBFact(BaseMetric):
     """Claim-level factuality of the response against a reference (see the module docstring).
 
     Settings: ``categories`` (list of fact categories; default the six of TBFact),
     ``policy`` (``strict``, ``default`` or ``lenient``: which F1 is the score's value),
     ``reference_facts`` (a JSON-lines file of curated facts by case id),
-    ``use_gold_facts`` (default true: a case's ``gold_facts`` replace the reference).
+    ``use_gold_facts`` (default true: a case's ``gold_facts`` replace the reference),
+    ``directions`` (``both``, the default; ``precision`` or ``recall``: check one direction
+    only, half the judge calls, and the score's value is that direction's figure).
     """
 
     name = "tbfact"
@@ -266,7 +269,11 @@ class TBFact(BaseMetric):
         policy: Policy = "default",
         reference_facts: str | Path | Mapping[str, Sequence[Fact | Mapping[str, Any] | str]] | None = None,
         use_gold_facts: bool = True,
+        directions: Literal["both", "precision", "recall"] = "both",
     ):
+        if directions not in ("both", "precision", "recall"):
+            raise ConfigError(f"tbfact: directions must be both, precision or recall, not {directions!r}")
+        self.directions = directions
         if policy not in PARTIAL_CREDIT:
             raise ConfigError(f"tbfact: policy must be one of {', '.join(POLICIES)}, not {policy!r}")
         cats = [str(c).strip().lower() for c in (categories or DEFAULT_CATEGORIES)]
@@ -307,7 +314,16 @@ class TBFact(BaseMetric):
             ]
             source = "gold_facts"
         elif case.reference is not None:
-            ref_facts, source = await self._reference_facts(prims, case.reference), "extracted from reference"
+            ref_facts, source = (
+                (
+                    await self._reference_facts(prims, case.reference)
+                    if self.directions != "precision"
+                    else []
+                ),
+                "extracted from reference"
+                if self.directions != "precision"
+                else "not needed (precision only)",
+            )
         else:
             return Score.failed(
                 "the case has neither 'reference' nor 'gold_facts', one of which metric 'tbfact' requires",
@@ -315,7 +331,15 @@ class TBFact(BaseMetric):
             )
         evidence = case.reference if case.reference is not None else facts_as_text(ref_facts)
 
-        pred_facts = await prims.extract_facts(response, self.categories) if response.strip() else []
+        pred_facts = (
+            await prims.extract_facts(response, self.categories)
+            if response.strip() and self.directions != "recall"
+            else []
+        )
+        if self.directions == "precision" and not pred_facts:
+            return Score.not_applicable("the response states no fact (precision only)")
+        if self.directions == "recall" and not ref_facts:
+            return Score.not_applicable("the reference states no fact (recall only)")
         if not pred_facts and not ref_facts:
             return Score.not_applicable("neither the response nor the reference states a fact")
         pred_verdicts, ref_verdicts = await asyncio.gather(
@@ -326,6 +350,29 @@ class TBFact(BaseMetric):
         figures = tbfact_scores(precision_checks, recall_checks, categories=self.categories)
         suffix = "" if self.policy == "default" else f"_{self.policy}"
         p, r, f1 = figures[f"precision{suffix}"], figures[f"recall{suffix}"], figures[f"f1{suffix}"]
+        if self.directions != "both":
+            one = p if self.directions == "precision" else r
+            counted = len(precision_checks) if self.directions == "precision" else len(recall_checks)
+            # The other direction was not checked: its figures, and F1, are not known.
+            figures = {k: (None if k.startswith("f1") else v) for k, v in figures.items()}
+            return Score(
+                value=one,
+                explanation=(
+                    f"{self.directions} {_fmt(one)} over {counted} fact(s) "
+                    f"({self.policy} policy; {self.directions} only)"
+                ),
+                sub_scores=figures,
+                details={
+                    "policy": self.policy,
+                    "directions": self.directions,
+                    "reference_facts_source": source,
+                    "judge": prims.name,
+                    "judge_kind": prims.kind,
+                    "judge_settings": prims.describe(),
+                    "facts": [asdict(c) for c in [*precision_checks, *recall_checks]],
+                    "reference_digest": text_digest(evidence),
+                },
+            )
         notes: list[str] = []
         if p is None:
             notes.append(

@@ -128,18 +128,18 @@ def _judge_details(prims: Primitives) -> dict[str, Any]:
 class ConversationalFaithfulness(BaseMetric):
     """ASTRID's Conversational Faithfulness (see the module docstring).
 
-    Setting ``partial_credit`` (default 0): the credit a partly grounded sentence earns;
-    ASTRID's definition is binary.
+    Setting ``partial_credit`` (default ``"graded"``): the credit a partly grounded sentence
+    earns. ``"graded"``: the share of it the context supports, where the judge grades it
+    (the offline judge does), else 0.5; a number from 0 to 1: that credit. ``0`` gives
+    ASTRID's binary definition.
     """
 
     name = "conversational_faithfulness"
     requires = ("input", "response", "contexts")
     needs_judge = True
 
-    def __init__(self, *, partial_credit: float = 0.0):
-        if not 0.0 <= float(partial_credit) <= 1.0:
-            raise ConfigError("conversational_faithfulness: partial_credit must be between 0 and 1")
-        self.partial_credit = float(partial_credit)
+    def __init__(self, *, partial_credit: float | str = "graded"):
+        self.partial_credit = partial_credit_setting("conversational_faithfulness", partial_credit)
 
     async def score(self, case: Case, ctx: ScoreContext) -> Score:
         prims = ctx.primitives()
@@ -178,13 +178,8 @@ class ConversationalFaithfulness(BaseMetric):
         informative_rows = [row for row in table if row["kind"] == "informative"]
         for row, verdict in zip(informative_rows, verdicts, strict=True):
             row.update(verdict.model_dump())
-            credit += (
-                1.0
-                if verdict.label == "entailed"
-                else self.partial_credit
-                if verdict.label == "partial"
-                else 0.0
-            )
+            row["credit"] = verdict_credit(verdict, self.partial_credit)
+            credit += row["credit"]
         value = credit / len(informative)
         ungrounded = [row["sentence"] for row in informative_rows if row["label"] != "entailed"]
         explanation = (
@@ -203,6 +198,32 @@ class ConversationalFaithfulness(BaseMetric):
             },
             details=details,
         )
+
+
+def partial_credit_setting(metric: str, value: float | str) -> float | str:
+    """Check a ``partial_credit`` setting: ``"graded"`` or a number from 0 to 1."""
+    if isinstance(value, str):
+        if value.strip().lower() == "graded":
+            return "graded"
+        try:
+            value = float(value)
+        except ValueError:
+            raise ConfigError(f"{metric}: partial_credit must be 'graded' or a number from 0 to 1") from None
+    if not 0.0 <= float(value) <= 1.0:
+        raise ConfigError(f"{metric}: partial_credit must be 'graded' or a number from 0 to 1")
+    return float(value)
+
+
+def verdict_credit(verdict: Verdict, partial_credit: float | str) -> float:
+    """1 for an entailed claim, 0 for one not entailed; a partial one earns ``partial_credit``,
+    or with ``"graded"`` the judge's graded support (0.5 when the judge does not grade)."""
+    if verdict.label == "entailed":
+        return 1.0
+    if verdict.label != "partial" or verdict.reason == "incorrect":
+        return 0.0
+    if partial_credit == "graded":
+        return 0.5 if verdict.support is None else float(verdict.support)
+    return float(partial_credit)
 
 
 def _label_value(raw: Any) -> bool | None:
@@ -344,6 +365,9 @@ class Faithfulness(BaseMetric):
     requires = ("input", "response", "contexts")
     needs_judge = True
 
+    def __init__(self, *, partial_credit: float | str = "graded"):
+        self.partial_credit = partial_credit_setting("faithfulness", partial_credit)
+
     async def score(self, case: Case, ctx: ScoreContext) -> Score:
         prims = ctx.primitives()
         question = question_of(case)
@@ -362,10 +386,11 @@ class Faithfulness(BaseMetric):
             else await prims.check_facts(statements, retrieval.text)
         )
         rows = [
-            {"id": i, "statement": s, **v.model_dump()}
+            {"id": i, "statement": s, **v.model_dump(), "credit": verdict_credit(v, self.partial_credit)}
             for i, (s, v) in enumerate(zip(statements, verdicts, strict=True), start=1)
         ]
         supported = sum(v.label == "entailed" for v in verdicts)
+        credit = sum(row["credit"] for row in rows)
         details["statements"] = rows
         unsupported = [r["statement"] for r in rows if r["label"] != "entailed"]
         explanation = f"{supported} of {len(statements)} statement(s) supported by the context"
@@ -374,7 +399,7 @@ class Faithfulness(BaseMetric):
         elif unsupported:
             explanation += "; unsupported: " + " | ".join(unsupported[:3])
         return Score(
-            value=supported / len(statements),
+            value=credit / len(statements),
             explanation=explanation,
             sub_scores={"statements": float(len(statements)), "supported": float(supported)},
             details=details,

@@ -310,8 +310,48 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "weight_gain": ("weight gain", "gained weight", "gaining weight"),
     "kidney": ("renal", "kidneys"),
     "liver": ("hepatic",),
-    "lung": ("pulmonary", "lungs"),
-    "heart": ("cardiac",),
+    "lung": ("pulmonary", "lungs", "lung fields", "lung parenchyma", "pulmonary parenchyma"),
+    "heart": (
+        "cardiac",
+        "cardiac silhouette",
+        "heart silhouette",
+        "cardiac shadow",
+        "heart shadow",
+        "cardiac contour",
+        "cardiac contours",
+    ),
+    "heart_mediastinum": (
+        "cardiomediastinal silhouette",
+        "cardiomediastinal contour",
+        "cardiomediastinal contours",
+        "cardiomediastinal",
+        "mediastinal and cardiac silhouettes",
+    ),
+    "mediastinum": (
+        "mediastinal",
+        "mediastinal structures",
+        "mediastinal contours",
+        "mediastinal silhouette",
+    ),
+    "normal": (
+        "within normal limits",
+        "wnl",
+        "unremarkable",
+        "grossly normal",
+        "grossly unremarkable",
+        "clear to auscultation",
+        "clear to auscultation bilaterally",
+        "within normal range",
+        "in the normal range",
+    ),
+    "cardiomegaly": (
+        "enlarged heart",
+        "cardiac enlargement",
+        "enlargement of the heart",
+        "enlarged cardiac silhouette",
+    ),
+    "opacity": ("opacities", "opacification", "opacifications"),
+    "infiltrate": ("infiltrates", "infiltration", "infiltrations"),
     "stomach": ("gastric",),
     "skin": ("dermal", "cutaneous"),
     "cancer": ("malignancy", "malignant neoplasm", "carcinoma", "cancers"),
@@ -739,6 +779,102 @@ CONTRAST_SETS: tuple[tuple[str, ...], ...] = tuple(
         "man|woman",
         "boy|girl",
     )
+)
+
+# Organs and the findings that make them abnormal, for "normal X" against a finding in X:
+# "the lungs are clear" contradicts "patchy opacity in the left lower lobe", "heart size is
+# normal" contradicts "cardiomegaly". Each finding belongs to an organ and a family (findings
+# a radiologist would call one thing: "no infiltrate" contradicts "interstitial opacities").
+ORGAN_WORDS: dict[str, str] = {
+    **dict.fromkeys(("heart", "heart_mediastinum", "cardiac", "pericardial", "cardiomediastinal"), "heart"),
+    **dict.fromkeys(("mediastinum", "mediastinal", "hilar", "hila", "hilum"), "mediastinum"),
+    **dict.fromkeys(
+        (
+            "lung",
+            "lungs",
+            "pulmonary",
+            "lobe",
+            "lobes",
+            "hemithorax",
+            "parenchyma",
+            "parenchymal",
+            "lingula",
+            "basilar",
+            "bibasilar",
+            "perihilar",
+            "apical",
+            "airspace",
+            "alveolar",
+            "interstitial",
+            "chest",
+        ),
+        "lung",
+    ),
+    **dict.fromkeys(("pleural", "pleura", "costophrenic"), "pleura"),
+    **dict.fromkeys(
+        (
+            "osseous",
+            "bone",
+            "bones",
+            "bony",
+            "skeletal",
+            "spine",
+            "spinal",
+            "vertebral",
+            "vertebra",
+            "rib",
+            "ribs",
+            "thoracic_spine",
+        ),
+        "bone",
+    ),
+    **dict.fromkeys(("abdomen", "abdominal", "bowel"), "abdomen"),
+}
+FINDINGS: dict[str, tuple[str, str]] = {
+    **dict.fromkeys(
+        (
+            "opacity",
+            "opacities",
+            "infiltrate",
+            "consolidation",
+            "density",
+            "densities",
+            "pneumonia",
+            "airspace_disease",
+        ),
+        ("lung", "airspace"),
+    ),
+    **dict.fromkeys(("atelectasis", "atelectatic", "collapse"), ("lung", "atelectasis")),
+    **dict.fromkeys(("nodule", "nodules", "mass", "masses", "lesion", "lesions"), ("lung", "nodule")),
+    **dict.fromkeys(("edema", "congestion", "vascular_congestion"), ("lung", "edema")),
+    **dict.fromkeys(
+        ("emphysema", "hyperinflation", "hyperinflated", "fibrosis", "scarring"), ("lung", "chronic")
+    ),
+    **dict.fromkeys(("crackles", "rales", "rhonchi", "wheezes", "wheezing"), ("lung", "exam")),
+    **dict.fromkeys(("cardiomegaly", "enlarged", "enlargement"), ("heart", "size")),
+    **dict.fromkeys(("murmur", "murmurs", "gallop", "rub"), ("heart", "exam")),
+    **dict.fromkeys(("effusion", "effusions", "fluid", "thickening", "blunting"), ("pleura", "effusion")),
+    **dict.fromkeys(("pneumothorax", "hydropneumothorax"), ("pleura", "pneumothorax")),
+    **dict.fromkeys(("fracture", "fractures"), ("bone", "fracture")),
+    **dict.fromkeys(
+        (
+            "spondylosis",
+            "degenerative",
+            "arthritis",
+            "osteoarthritis",
+            "osteophytes",
+            "osteopenia",
+            "arthropathy",
+        ),
+        ("bone", "degenerative"),
+    ),
+    **dict.fromkeys(("tenderness", "guarding", "distension", "distention"), ("abdomen", "exam")),
+}
+#: Words that say an organ is normal ("within normal limits" and "unremarkable" normalise to "normal").
+NORMAL_WORDS = _words("normal|clear|intact|negative")
+#: Findings so general that denying them says the organ is normal ("no acute abnormality").
+GENERIC_ABNORMALITY = _words(
+    "abnormality|abnormalities|process|disease|findings|finding|pathology|change|changes"
 )
 
 # --- generic words ------------------------------------------------------------------------

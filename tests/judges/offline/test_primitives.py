@@ -36,7 +36,7 @@ def test_satisfies_the_protocol(primitives: OfflinePrimitives) -> None:
     described = primitives.describe()
     assert described["heuristic_version"].startswith("offline-heuristic/")
     assert described["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2"
-    assert described["thresholds"]["entail_support"] == 0.75
+    assert described["thresholds"]["entail_support"] == 0.6
 
 
 async def test_extract_facts_categories_importance_and_order(primitives: OfflinePrimitives) -> None:

@@ -53,10 +53,17 @@ from clineval.nlp.analysis import Analysis, is_key_term, is_problem_term, merge
 from clineval.nlp.assertions import Status
 from clineval.nlp.clinical import DateMention, drug_role, is_drug
 from clineval.nlp.embeddings import FloatArray, SentenceEncoder, combine
-from clineval.nlp.lexicon import CONTRAST_SETS, ORGANISMS
+from clineval.nlp.lexicon import (
+    CONTRAST_SETS,
+    FINDINGS,
+    GENERIC_ABNORMALITY,
+    NORMAL_WORDS,
+    ORGAN_WORDS,
+    ORGANISMS,
+)
 from clineval.nlp.sentences import split_claims, split_sentences
 from clineval.nlp.specificity import specificity
-from clineval.nlp.terms import stem, term_covers, term_weight, terms_match
+from clineval.nlp.terms import stem, term_covers, terms_match
 
 __all__ = ["EvidenceUnit", "check_claims", "evidence_units", "is_strict_term"]
 
@@ -76,13 +83,13 @@ _PRONOUN_START = re.compile(
 
 _ORGANISM_STEMS = frozenset(stem(w) for w in ORGANISMS) | ORGANISMS
 _CONTRAST_OF: dict[str, frozenset[str]] = {}
-_CLASS_OF: dict[str, int] = {}
-for _group in CONTRAST_SETS:
+_CLASSES_OF: dict[str, set[tuple[int, int]]] = {}
+for _g, _group in enumerate(CONTRAST_SETS):
     _members: set[str] = set()
-    for _value in _group:
+    for _v, _value in enumerate(_group):
         _words_of_value = {w for v in _value.split("/") for w in (v, stem(v))}
         for _word in _words_of_value:
-            _CLASS_OF[_word] = id(_value) ^ id(_group)
+            _CLASSES_OF.setdefault(_word, set()).add((_g, _v))
         _members |= _words_of_value
     for _word in _members:
         _CONTRAST_OF[_word] = _CONTRAST_OF.get(_word, frozenset()) | frozenset(_members)
@@ -90,7 +97,7 @@ for _group in CONTRAST_SETS:
 
 def _same_class(a: str, b: str) -> bool:
     """Two qualifiers that say the same ("decreased", "reduced")."""
-    return a in _CLASS_OF and _CLASS_OF.get(a) == _CLASS_OF.get(b)
+    return bool(_CLASSES_OF.get(a, set()) & _CLASSES_OF.get(b, set()))
 
 
 @dataclass(frozen=True)
@@ -236,6 +243,11 @@ def _match_term(term: str, span: Analysis) -> str | None:
     for other in span.implied:
         if term_covers(term, other):
             return other
+    # A qualifier by one that says the same ("reduced", "decreased").
+    if term in _CLASSES_OF:
+        for other in span.terms:
+            if _same_class(term, other):
+                return other
     return None
 
 
@@ -452,6 +464,10 @@ def _check_conflicts(claim: Analysis, span: Analysis, comp: Comparison, t: Thres
         shared = [term for term in comp.matched if not term.startswith(("q:", "d:", "n:"))]
     if shared and _polarity_conflict(claim, span, comp, shared, generic, t):
         return
+    _check_normality(claim, span, comp)
+    if comp.conflict is not None:
+        comp.hedge = comp.hedge_polarity = None
+        return
     _check_substitution(claim, span, comp, t)
 
 
@@ -527,6 +543,122 @@ def _polarity_conflict(
         comp.hedge = "one text negates what the other asserts, about something else"
         comp.hedge_polarity = opposite[0]
     return False
+
+
+_ORGAN_OF: dict[str, str] = {**{stem(w): o for w, o in ORGAN_WORDS.items()}, **ORGAN_WORDS}
+_FINDING_OF: dict[str, tuple[str, str]] = {**{stem(w): f for w, f in FINDINGS.items()}, **FINDINGS}
+_NORMAL = frozenset(stem(w) for w in NORMAL_WORDS) | NORMAL_WORDS
+_GENERIC_ABNORMAL = frozenset(stem(w) for w in GENERIC_ABNORMALITY) | GENERIC_ABNORMALITY
+# Finding words that name an organ's finding only when the text names the organ ("enlarged
+# heart", not "enlarged lymph nodes"; "pleural fluid", not "drink fluids").
+_NEEDS_ORGAN = frozenset(
+    stem(w)
+    for w in re.findall(
+        r"\w+",
+        "enlarged enlargement mass masses lesion lesions nodule nodules fluid thickening density densities "
+        "opacity opacities tenderness distension distention collapse fracture fractures degenerative "
+        "arthritis edema congestion effusion effusions blunting",
+    )
+)
+_RESTRICTED_NORMAL = re.compile(r"\b(?:except|aside from|apart from|other than|otherwise|besides|but for)\b")
+
+
+@dataclass
+class _OrganStates:
+    normal: set[str] = field(default_factory=set)
+    found: dict[str, set[str]] = field(default_factory=dict)
+    denied: dict[str, set[str]] = field(default_factory=dict)
+    words: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+def _organ_states(a: Analysis) -> _OrganStates:
+    """Which organs a text calls normal, and which findings it reports or denies in which."""
+    out = _OrganStates()
+    organs: set[str] = set()
+    for term in a.terms:
+        if term == "heart_mediastinum":
+            organs |= {"heart", "mediastinum"}
+        elif term in _ORGAN_OF:
+            organs.add(_ORGAN_OF[term])
+    for term in a.terms:
+        polarity = _polarity(a.status.get(term, frozenset()))
+        if term in _FINDING_OF:
+            organ, family = _FINDING_OF[term]
+            if term in _NEEDS_ORGAN and organ not in organs:
+                continue
+            if polarity == "affirmed":
+                out.found.setdefault(organ, set()).add(family)
+                out.words[(organ, family)] = a.surface.get(term, term)
+            elif polarity == "negated":
+                out.denied.setdefault(organ, set()).add(family)
+                out.words[(organ, family)] = a.surface.get(term, term)
+    if _RESTRICTED_NORMAL.search(a.normalized):
+        return out
+    normal = any(t in _NORMAL and _polarity(a.status.get(t, frozenset())) == "affirmed" for t in a.terms)
+    normal = normal or any(
+        t in _GENERIC_ABNORMAL and _polarity(a.status.get(t, frozenset())) == "negated" for t in a.terms
+    )
+    if normal:
+        out.normal = {o for o in organs if o not in out.found}
+    return out
+
+
+def _check_normality(claim: Analysis, span: Analysis, comp: Comparison) -> None:
+    """A normal organ against a finding in it, or a finding denied against one of its family
+    reported: "the lungs are clear" / "opacity in the left lower lobe", "normal heart size" /
+    "cardiomegaly", "no infiltrate" / "patchy opacities"."""
+    if _generic(claim) or _generic(span):
+        return  # general medical knowledge ("bronchitis does not usually turn into pneumonia")
+    sides = {m.side for m in claim.sides}, {m.side for m in span.sides}
+    if all(sides) and not (sides[0] & sides[1]) and "bilateral" not in sides[0] | sides[1]:
+        return  # one side in the claim, the other in the evidence
+    mine, theirs = _organ_states(claim), _organ_states(span)
+
+    def word(states: _OrganStates, organ: str, family: str) -> str:
+        return states.words[(organ, family)].replace("_", " ")
+
+    for organ in sorted(mine.normal):
+        if theirs.found.get(organ):
+            family = sorted(theirs.found[organ])[0]
+            comp.conflict = (
+                f"normality: the claim calls the {organ} normal, "
+                f"the evidence reports '{word(theirs, organ, family)}'"
+            )
+            return
+    for organ, families in sorted(mine.found.items()):
+        family = sorted(families)[0]
+        if organ in theirs.normal:
+            comp.conflict = (
+                f"normality: the claim reports '{word(mine, organ, family)}', "
+                f"the evidence calls the {organ} normal"
+            )
+            return
+        both = {
+            f
+            for f in families & theirs.denied.get(organ, set())
+            if mine.words[(organ, f)] != theirs.words[(organ, f)]
+        }
+        if both:
+            family = sorted(both)[0]
+            comp.conflict = (
+                f"negation: the claim reports '{word(mine, organ, family)}', "
+                f"the evidence denies '{word(theirs, organ, family)}'"
+            )
+            return
+    for organ, families in sorted(mine.denied.items()):
+        # The same word negated on one side is the polarity check's business.
+        both = {
+            f
+            for f in families & theirs.found.get(organ, set())
+            if mine.words[(organ, f)] != theirs.words[(organ, f)]
+        }
+        if both:
+            family = sorted(both)[0]
+            comp.conflict = (
+                f"negation: the claim denies '{word(mine, organ, family)}', "
+                f"the evidence reports '{word(theirs, organ, family)}'"
+            )
+            return
 
 
 _PATIENT = re.compile(
@@ -740,15 +872,7 @@ def _decide(comp: Comparison, claim: Analysis, t: Thresholds) -> _Decision:
     matched_keys = [k for k in claim.key_terms if k in comp.matched]
     needed = t.entail_similarity if has_keys else t.entail_similarity_without_key
     whole = "whole-evidence " if comp.whole else ""
-    # Every clinical term found and only generic words ("takes", "complains of") missing.
-    generic_gap = (
-        has_keys
-        and bool(comp.missing)
-        and not comp.strict_missing
-        and all(term_weight(m) < 1 for m in comp.missing)
-        and sim >= t.entail_similarity
-    )
-    entailed = (support >= t.entail_support and not comp.strict_missing and sim >= needed) or generic_gap
+    entailed = support >= t.entail_support and not comp.strict_missing and sim >= needed
     main_concept = (
         (matched_keys or not has_keys) and support >= t.partial_support and sim >= t.partial_similarity
     )

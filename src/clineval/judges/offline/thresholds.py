@@ -17,7 +17,7 @@ HEURISTIC_VERSION = "offline-heuristic/2.0"
 @dataclass(frozen=True)
 class Thresholds:
     # --- check_facts --------------------------------------------------------------------
-    entail_support: float = 0.75
+    entail_support: float = 0.6
     """Weighted share of the claim's content the span must support for ``entailed`` ..."""
     entail_similarity: float = 0.35
     """... with at least this cosine similarity, and every clinical term matched ..."""
