@@ -428,6 +428,14 @@ def show(
     details.add_row("clineval", f"{run_.clineval_version}, Python {run_.python}, {run_.platform}")
     out.print(details)
     _show(result, group_by, show_cases, all_sub_scores)
+    if "calibration" in run_.tags:
+        store_hint = "" if store_path.endswith(".clineval/clineval.db") else f" --store {store_path}"
+        out.print(
+            "A calibration run: its agreement with clinicians: "
+            f"clineval calibrate --from {run_.id}{store_hint}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if gates.active:
         apply_gates(result, gates)
 
@@ -486,6 +494,7 @@ def metrics_cmd() -> None:
 def _register_commands() -> None:
     """Commands defined in their own modules."""
     from clineval.cli.agreement import agreement_command, predict_ratings_command
+    from clineval.cli.calibrate import calibrate_command
     from clineval.cli.compare import compare_command
     from clineval.cli.conversations import conversations_group
     from clineval.cli.facts import facts_command
@@ -499,6 +508,7 @@ def _register_commands() -> None:
     cli.add_command(predict_ratings_command)
     cli.add_command(compare_command)
     cli.add_command(conversations_group)
+    cli.add_command(calibrate_command)
 
 
 _register_commands()
