@@ -415,8 +415,10 @@ def analyse_kqa_support(
         title="K-QA statements as RAG answers with the LLM answer as the context: fully supported?",
         n=len(pairs),
     )
+    result.unscored = sum(any(v[i] is None for v in values.values()) for i in range(len(pairs)))
     for metric, scores in values.items():
         kept = [(p, s) for p, s in zip(pairs, scores, strict=True) if s is not None]
+        result.info[f"{metric}_not_scored"] = len(pairs) - len(kept)
         if len(kept) < 2:
             continue
         truth = [p.majority == "Entailment" for p, _ in kept]
@@ -433,7 +435,6 @@ def analyse_kqa_support(
                 baselines=_compare(roc_auc, (truth, judge), baselines, positive=True),
             )
         )
-        result.info[f"{metric}_not_scored"] = len(pairs) - len(kept)
         result.info[f"{metric}_distinct_values"] = len(set(judge))
     return result
 
