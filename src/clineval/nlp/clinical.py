@@ -166,6 +166,23 @@ _SCORE_RE = re.compile(r"\b(\d{1,2})\s*(?:out\s+of|/)\s*10\b")
 _SCALE_RE = re.compile(r"\bscale\s+(?:of|from)\s+\d+\s*(?:-|to)\s*\d+\b")
 _AGE_RE = re.compile(
     r"\b(\d{1,3})(?:\s*|-)(?:year|yr)s?(?:\s*|-)old\b|\b(\d{1,3})\s*(?:yo|y/o|y\.o\.)\b|\baged?\s+(\d{1,3})\b"
+    r"|\b(?:died|passed away|deceased|diagnosed|started|began|stopped|quit|retired|married)\s+at\s+"
+    r"(?:the\s+)?(?:age\s+(?:of\s+)?)?(\d{1,3})\b"
+)
+# "in his 70s", "in her late sixties", "mid-40s": an age range.
+_DECADE_WORDS = {
+    "twenties": 20,
+    "thirties": 30,
+    "forties": 40,
+    "fifties": 50,
+    "sixties": 60,
+    "seventies": 70,
+    "eighties": 80,
+    "nineties": 90,
+}
+_DECADE_RE = re.compile(
+    r"\b(?:in\s+(?:his|her|their|the|my|your)\s+)?(?P<part>early|mid|late)?[\s-]*"
+    r"(?:(?P<num>[2-9]0)'?s|(?P<word>twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties))\b"
 )
 _YEAR_RE = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 _MONTHS = {
@@ -310,6 +327,20 @@ def extract_quantities(normalized: str) -> list[Quantity]:
             Quantity(
                 "age", (float(value),), match.group(0), match.start(), frozenset({"age"}), (float(value),)
             )
+        )
+        taken.append(match.span())
+    for match in _DECADE_RE.finditer(normalized):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
+        if match.group("num") is None and match.group("word") is None:
+            continue
+        if match.group("num") is not None and not re.match(r"in\s", match.group(0).strip()):
+            continue  # "the 70s" alone may be a decade of years; ages are "in his 70s"
+        base = float(match.group("num") or _DECADE_WORDS[match.group("word")])
+        low, high = {"early": (0, 3), "mid": (3, 7), "late": (6, 9), None: (0, 9)}[match.group("part")]
+        values = (base + low, base + high)
+        found.append(
+            Quantity("age", values, match.group(0).strip(), match.start(), frozenset({"age"}), values)
         )
         taken.append(match.span())
     for match in _SCORE_RE.finditer(normalized):

@@ -707,6 +707,8 @@ BODY_SITES = _words(
     "|scapula|patella|maxillary|frontal|temporal|parietal|occipital|upper|lower|extremity|extremities|side"
     "|atrium|ventricle|thyroid|parotid|axilla|axillary|inguinal|sacroiliac|temporomandibular|trapezius|biceps"
     "|triceps|hamstring|quadriceps|achilles|rotator|meniscus|acl|mcl|retina|cornea|tonsil|tonsils|sinus"
+    "|vein|veins|artery|arteries|aorta|bladder|uterus|cervix|prostate|colon|rectum|esophagus|duodenum|pancreas"
+    "|spleen|gallbladder|appendix|bowel|intestine|trachea|bronchus|larynx|pharynx|skull|pelvis|sacrum|coccyx"
 )
 
 # --- words that must match exactly ---------------------------------------------------------
@@ -739,6 +741,7 @@ CONTRAST_SETS: tuple[tuple[str, ...], ...] = tuple(
         "primary|secondary|tertiary",
         "acute/hyperacute|subacute|chronic",
         "benign|malignant",
+        "minor|major",
         "mild|moderate|severe/profound",
         "small/tiny|large/massive",
         "increased/elevated/raised/high/increasing/rising|decreased/reduced/low/lowered/decreasing/diminished",

@@ -134,6 +134,12 @@ _NUMBER_WORD_RE = re.compile(
 )
 _DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _OVER_RE = re.compile(r"(\d{2,3})\s+over\s+(\d{2,3})")
+# "stage IIIb", "grade II", "type I", "class IV": Roman numerals after a staging word.
+_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
+_ROMAN_RE = re.compile(
+    r"\b(stage|grade|type|class|phase|tier|level|gold|nyha class|figo stage|cin|lesion grade)\s+"
+    r"(vi|iv|v|iii|ii|i)([abc])?\b"
+)
 
 
 @lru_cache(maxsize=32768)
@@ -154,6 +160,7 @@ def normalize(text: str) -> str:
     t = _dehyphenate(t)
     t = _NUMBER_WORD_RE.sub(lambda m: NUMBER_WORDS[m.group(1) or m.group(2)], t)
     t = _OVER_RE.sub(r"\1/\2", t)
+    t = _ROMAN_RE.sub(lambda m: f"{m.group(1)} {_ROMAN[m.group(2)]}{m.group(3) or ''}", t)
     t = _SYNONYM_RE.sub(lambda m: _SYNONYM_TABLE[m.group(0)], t)
     return re.sub(r"\s+", " ", t).strip()
 

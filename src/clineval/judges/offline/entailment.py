@@ -54,6 +54,7 @@ from clineval.nlp.assertions import Status
 from clineval.nlp.clinical import DateMention, drug_role, is_drug
 from clineval.nlp.embeddings import FloatArray, SentenceEncoder, combine
 from clineval.nlp.lexicon import (
+    BODY_SITES,
     CONTRAST_SETS,
     FINDINGS,
     GENERIC_ABNORMALITY,
@@ -82,6 +83,9 @@ _PRONOUN_START = re.compile(
 )
 
 _ORGANISM_STEMS = frozenset(stem(w) for w in ORGANISMS) | ORGANISMS
+_SITES = frozenset(stem(w) for w in BODY_SITES if w not in ("upper", "lower", "side")) | (
+    BODY_SITES - {"upper", "lower", "side"}
+)
 _CONTRAST_OF: dict[str, frozenset[str]] = {}
 _CLASSES_OF: dict[str, set[tuple[int, int]]] = {}
 for _g, _group in enumerate(CONTRAST_SETS):
@@ -144,6 +148,8 @@ def _kind(term: str) -> str | None:
         return "qualifier"
     if is_problem_term(term) or ("_" in term and is_key_term(term)):
         return "problem"
+    if term in _SITES:
+        return "site"
     return None
 
 
@@ -682,6 +688,19 @@ _GENERIC_PROBLEMS = frozenset(
 )
 
 
+_REPORTED = re.compile(
+    r"\b(?:was|were|had been|has been|have been|is being)\s+(?:\w+ly\s+)?\w+(?:ed|en|wn)\b"
+    r"|\b(?:showed|revealed|demonstrated|confirmed|grew|underwent|received|presented|developed|noted|found"
+    r"|diagnosed|started|prescribed|administered|performed|recommended|obtained|ordered|reported|denied"
+    r"|complained|admitted|discharged|referred|died|suspected)\b"
+)
+
+
+def _reported(a: Analysis) -> bool:
+    """A statement of what happened to a patient (a note's, not general knowledge)."""
+    return _episodic(a) or _REPORTED.search(a.normalized) is not None
+
+
 def _episodic(a: Analysis) -> bool:
     """A statement about one patient (not general medical knowledge)."""
     return _PATIENT.search(a.normalized) is not None
@@ -719,8 +738,22 @@ def _slot(claim: Analysis, span: Analysis, comp: Comparison, term: str) -> tuple
     return None
 
 
-def _rivals(claim: Analysis, span: Analysis, comp: Comparison, term: str, kind: str) -> list[str]:
-    """Terms of the span in ``term``'s slot that say something else of the same kind."""
+_DIAGNOSTIC = re.compile(
+    r"\b(?:diagnos\w*|suspect\w*|impression|consistent with|confirm\w*|likely|probable|differential)\b"
+)
+_COMPATIBLE: dict[str, frozenset[str | None]] = {
+    "organism": frozenset({"organism", None}),
+    "drug": frozenset({"drug", None}),
+    "site": frozenset({"site"}),
+    "problem": frozenset({"problem", None}),
+}
+
+
+def _rivals(
+    claim: Analysis, span: Analysis, comp: Comparison, term: str, kind: str, t: Thresholds
+) -> list[str]:
+    """Specific terms of the span in ``term``'s slot that name something else of a
+    compatible kind (a word of no known kind counts for any kind but a body site)."""
     slot = _slot(claim, span, comp, term)
     if slot is None:
         return []
@@ -729,48 +762,68 @@ def _rivals(claim: Analysis, span: Analysis, comp: Comparison, term: str, kind: 
     for other, (start, _) in span.term_spans.items():
         if other in used or other.startswith(("q:", "d:", "n:")) or not slot[0] <= start < slot[1]:
             continue
-        if any(term_covers(other, c) or term_covers(c, other) for c in claim.terms if not c.startswith("q:")):
-            continue
-        theirs = _kind(other)
+        if any(
+            term_covers(other, c) or term_covers(c, other) or c in other or other in c
+            for c in claim.terms
+            if not c.startswith("q:")
+        ):
+            continue  # the same word, or one inside the other ("pneumothorax", "hydropneumothorax")
         if kind == "qualifier":
             if other in _CONTRAST_OF.get(term, frozenset()) and not _same_class(term, other):
                 out.append(other)
             continue
-        if other in _GENERIC_PROBLEMS or span.weights.get(other, 0.0) < 0.5:
-            continue
-        if theirs == kind or (
-            theirs in (None, "problem") and specificity(span.surface.get(other, other)) >= 0.7
+        if (
+            other in _GENERIC_PROBLEMS
+            or other in _CONTRAST_OF
+            or span.weights.get(other, 0.0) < t.rival_weight
         ):
+            continue
+        if _kind(other) in _COMPATIBLE.get(kind, frozenset()):
             out.append(other)
     return out
 
 
 def _check_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Thresholds) -> None:
     """The claim names a clinical term where the span, in the same slot of the same frame,
-    names another of the same kind: another organism, drug, diagnosis or exclusive
-    qualifier. Only for statements about a patient: in general medical knowledge ("X can
-    cause A") another item ("X can cause B") adds to a list, it does not contradict."""
-    if not (_episodic(claim) or _episodic(span)) or _generic(claim):
-        return
-    candidates = [
-        term
-        for term in comp.missing
-        if (kind := _kind(term)) is not None
-        and term not in _GENERIC_PROBLEMS
-        and (term in comp.strict_missing or kind == "qualifier")
-    ]
-    for term in candidates:
-        kind = _kind(term) or "problem"
-        rivals = _rivals(claim, span, comp, term, kind)
+    names another of a compatible kind: another organism, drug, diagnosis, body site or
+    exclusive qualifier ("culture grew *E. coli*" / "*Klebsiella*", "central retinal *vein*"
+    / "*artery* occlusion", "*primary*" / "*secondary*"). Not for another organism, drug or
+    diagnosis in general medical knowledge ("X can cause A" against "X can cause B"): there
+    it adds to a list, it does not contradict. An exclusive qualifier is wrong anywhere."""
+    general = _generic(claim) or _generic(span)
+    candidates = []
+    for term in comp.missing:
+        if _polarity(claim.status.get(term, frozenset())) != "affirmed":
+            continue  # "denies left calf pain" is not contradicted by "left ankle pain"
+        kind = _kind(term)
+        if kind == "qualifier":
+            candidates.append((term, kind))
+        elif kind == "site" and not _DIAGNOSTIC.search(claim.normalized):
+            continue  # another body site is a contradiction only inside a diagnosis
+        elif (
+            not general
+            and (term in comp.strict_missing or claim.weights.get(term, 0.0) >= t.rival_weight)
+            and term not in _GENERIC_PROBLEMS
+            and comp.soft.get(term, 0.0) < 1.0
+        ):
+            candidates.append((term, kind or "problem"))
+    for term, kind in candidates:
+        rivals = _rivals(claim, span, comp, term, kind, t)
         if not rivals or (kind != "qualifier" and len(rivals) > 1):
             continue  # several: the claim's item is missing from a list, not replaced
-        exclude = {x for x in comp.missing if _kind(x) == kind} | set(rivals)
+        exclude = {x for x in comp.missing if x == term or _kind(x) == kind} | set(rivals)
         if (
             _about_same(claim, comp, exclude, t)
             and comp.rest_coverage >= t.substitution_coverage
             and comp.similarity >= t.substitution_similarity
-        ):
-            what = {"organism": "organism", "drug": "drug", "qualifier": "qualifier", "problem": "diagnosis"}
+        ) or (comp.rest_coverage >= 0.999 and comp.similarity >= t.conflict_similarity):
+            what = {
+                "organism": "organism",
+                "drug": "drug",
+                "qualifier": "qualifier",
+                "problem": "diagnosis",
+                "site": "body site",
+            }
             comp.conflict = (
                 f"substitution ({what[kind]}): '{term.replace('_', ' ')}' in the claim, "
                 f"'{rivals[0].replace('_', ' ')}' in the evidence"
@@ -1083,6 +1136,22 @@ def _check_one(
         comp.single, comp.whole = False, True
         comp.support = max(0.0, comp.support - t.whole_evidence_penalty)
         decision = _decide(comp, a, t)
+        if decision.verdict.label == "entailed" and _reported(a):
+            # What happened to a patient is stated in one place: words found here and there
+            # in a note do not make it (general knowledge may be assembled across an answer).
+            decision = _Decision(
+                2,
+                decision.verdict.model_copy(
+                    update={
+                        "label": "partial",
+                        "reason": "missing",
+                        "explanation": decision.verdict.explanation.replace(
+                            "coverage check:", "coverage check: found only across sentences,", 1
+                        ),
+                    }
+                ),
+                decision.support,
+            )
         if decision.rank > best.rank or (
             decision.rank == best.rank and decision.support > best.support + 0.05
         ):

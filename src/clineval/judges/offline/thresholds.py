@@ -45,7 +45,10 @@ class Thresholds:
     """A substitution (another organism, drug, diagnosis or exclusive qualifier in the same
     frame) needs the evidence to cover this share of the claim's other content ..."""
     substitution_similarity: float = 0.5
-    """... at this similarity or more."""
+    """... at this similarity or more (or every other term of the claim, at the conflict similarity)."""
+    rival_weight: float = 0.75
+    """A term that names what a claim says instead, in a substitution, has at least this
+    specificity weight (words used about 10 times per million or less), or a clinical kind."""
     whole_evidence_penalty: float = 0.05
     """Support found only across the whole evidence (no one or two sentences hold it) counts
     this much less."""
