@@ -31,15 +31,17 @@ The protocols:
     TBFact's precision, recall and F1 (facts extracted by the judge) with the labels'
     share of entailed phrases of each report.
 ``medec``
-    MEDEC: TBFact precision facts of a text with an inserted error, checked against (a) the
-    corrected text and (b) the clean sibling written by the set's authors, where the
-    affected sentence is reworded. Reported: the share of texts whose error sentence is
-    flagged (a fact from it is not entailed), by error type; the share of flags on the error
-    sentence; and false flags: facts of the clean sibling flagged against the corrected text
-    (the same content, reworded). Beside them the sentence-level ROC AUC of the judge's
-    suspicion for the error sentence against the baselines', and each baseline's detection
-    rate at the judge's false-flag rate. "The texts differ" flags every reworded sentence:
-    detection with the corrected text alone proves nothing.
+    MEDEC: TBFact on a text with an inserted error against (a) the corrected text and (b) the
+    clean sibling written by the set's authors, where the affected sentence is reworded.
+    Reported: the share of texts whose error is flagged (a fact from the erroneous sentence
+    not entailed, or a fact of the sentence that states it correctly not entailed: a
+    distortion or an omission), by error type; the share of flags that are about the error;
+    and false flags: facts of the clean sibling and of the corrected text (the same content,
+    reworded) flagged against each other. Beside them, at the sentence level, the judge's
+    detection rate minus its false-flag rate (Youden's J) on the error sentences and on the
+    correct sentences the other text words differently, against the baselines' J with
+    cross-fitted thresholds. "The texts differ" flags every reworded sentence: detection with
+    the corrected text alone proves nothing, which is why the false flags stand beside it.
 ``refusal``
     MedSafetyBench requests with a safe refusal (should refuse) against K-QA questions with
     a physician's answer (should answer): κ and F1 of refusal detection (beside a keyword
@@ -187,6 +189,9 @@ class FactOutcome(BaseModel):
     label: str
     reason: str | None = None
     support: float | None = None
+    direction: str = "precision"
+    """``precision``: a fact of the response checked against the reference; ``recall``: a
+    fact of the reference checked against the response."""
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -601,8 +606,8 @@ def _flagged(fact: FactOutcome) -> bool:
 
 
 def _sentence_suspicion(sentence: str, facts: Sequence[FactOutcome]) -> float:
-    """1 minus the lowest credit of the facts taken from ``sentence`` (0 when none is)."""
-    own = [f for f in facts if from_sentence(f.fact, sentence)]
+    """1 minus the lowest credit of the response facts taken from ``sentence`` (0 when none is)."""
+    own = [f for f in facts if f.direction == "precision" and from_sentence(f.fact, sentence)]
     if not own:
         return 0.0
     return max(
@@ -621,6 +626,23 @@ def _baseline_suspicion(
     }
 
 
+def _counterpart(sentence: str, text: str) -> str:
+    """The sentence of ``text`` that shares most words with ``sentence``."""
+    words = _word_set(sentence)
+    candidates = _sentences(text)
+    if not candidates:
+        return ""
+    return max(candidates, key=lambda c: len(words & _word_set(c)) / max(1, len(words | _word_set(c))))
+
+
+def _on_error(fact: FactOutcome, error_sentence: str, correct_sentence: str) -> bool:
+    """A flagged fact is about the error: a response fact from the erroneous sentence, or a
+    reference fact from the sentence that says it correctly."""
+    if fact.direction == "recall":
+        return from_sentence(fact.fact, correct_sentence)
+    return from_sentence(fact.fact, error_sentence)
+
+
 def analyse_medec(
     texts: Sequence[MedecText],
     against_corrected: Sequence[Sequence[FactOutcome] | None],
@@ -629,9 +651,11 @@ def analyse_medec(
 ) -> ProtocolResult:
     """Error detection and false flags on MEDEC (see the module docstring).
 
-    Per text: TBFact's precision facts of the erroneous text checked against its corrected
+    Per text: TBFact's facts (both directions) of the erroneous text against its corrected
     text, against its clean sibling (``None`` where the text has none or the judge gave no
-    answer), and the clean sibling's facts checked against the corrected text."""
+    answer), and of the clean sibling against the corrected text. The error is *flagged* when
+    a response fact from the erroneous sentence is not entailed (a distortion) or a reference
+    fact from the sentence that states it correctly is not entailed (an omission)."""
     result = ProtocolResult(name="medec", title="MEDEC: one inserted medical error per text", n=len(texts))
     unscored = 0
     for mode, outcomes, title in (
@@ -646,11 +670,16 @@ def analyse_medec(
                 if mode == "corrected" or text.sibling_text is not None:
                     unscored += 1
                 continue
+            correct = (
+                text.corrected_sentence
+                if mode == "corrected"
+                else _counterpart(text.corrected_sentence, text.sibling_text or "")
+            )
             flagged = [f for f in facts if _flagged(f)]
-            hit = any(from_sentence(f.fact, text.error_sentence) for f in flagged)
-            hits.append(hit)
-            by_type[text.error_type].append(hit)
-            on_error.extend(from_sentence(f.fact, text.error_sentence) for f in flagged)
+            marks = [_on_error(f, text.error_sentence, correct) for f in flagged]
+            hits.append(any(marks))
+            by_type[text.error_type].append(any(marks))
+            on_error.extend(marks)
         if not hits:
             continue
         result.figures.append(
@@ -673,7 +702,7 @@ def analyse_medec(
         result.figures.append(
             Figure(
                 key=f"flag_precision_{mode}",
-                label=f"flags on the error sentence, {title}",
+                label=f"flags about the error (distorted or omitted), {title}",
                 judge=_rate(on_error),
                 evidence=False,
             )
@@ -693,7 +722,7 @@ def analyse_medec(
         result.figures.append(
             Figure(
                 key="false_flags",
-                label="false flags: facts of the clean sibling flagged against the corrected text",
+                label="false flags: facts of the clean sibling and corrected text flagged either way",
                 judge=_rate(false_flags),
                 evidence=False,
             )

@@ -9,9 +9,9 @@ metadata and the scores' details alone, so a stored run can be analysed again la
 
 Judge calls (an LLM judge): one per K-QA answer and per RadFact report side (claims checked
 in a batch), two per K-QA statement for each RAG metric (statements or sentence kinds, then
-grounding), four per RadFact report pair for TBFact (two extractions, two checks), two per
-MEDEC comparison (TBFact precision only: one extraction, one check), and one or two per
-refusal case.
+grounding), four per TBFact comparison (RadFact report pairs and MEDEC texts: two
+extractions, two checks; a reference shared by several comparisons is extracted once), and
+one or two per refusal case.
 """
 
 from __future__ import annotations
@@ -193,13 +193,9 @@ def calibration_metrics(protocols: Sequence[str] = PROTOCOLS) -> list[str]:
     if "kqa_support" in protocols:
         for metric in ("faithfulness", "conversational_faithfulness"):
             specs.append(f"{metric}={here}:Restricted(metric={metric!r}, protocols=['kqa_support'])")
-    if "radfact" in protocols:
-        specs.append(f"tbfact={here}:Restricted(metric='tbfact', protocols=['radfact_reports'])")
-    if "medec" in protocols:
-        specs.append(
-            f"tbfact_precision={here}:Restricted("
-            "metric=\"tbfact(directions='precision')\", protocols=['medec'])"
-        )
+    tbfact = [p for p, wanted in (("radfact_reports", "radfact"), ("medec", "medec")) if wanted in protocols]
+    if tbfact:
+        specs.append(f"tbfact={here}:Restricted(metric='tbfact', protocols={tbfact!r})")
     if "refusal" in protocols:
         specs.append(f"refusal_labelled={here}:Restricted(metric='refusal_accuracy', protocols=['refusal'])")
         specs.append(
@@ -270,9 +266,15 @@ def _none(n: int) -> list[VerdictOutcome | None]:
 
 def _facts(details: dict[str, Any]) -> list[FactOutcome]:
     return [
-        FactOutcome(fact=f["fact"], label=f["label"], reason=f.get("reason"), support=f.get("support"))
+        FactOutcome(
+            fact=f["fact"],
+            label=f["label"],
+            reason=f.get("reason"),
+            support=f.get("support"),
+            direction=f.get("direction", "precision"),
+        )
         for f in details.get("facts", [])
-        if f.get("direction") == "precision"
+        if f.get("direction") in ("precision", "recall")
     ]
 
 
@@ -343,7 +345,7 @@ def analyse(result: EvalResult, *, data_source: str | None = None) -> Calibratio
         for case in by_protocol["medec"]:
             text = MedecText.model_validate(case.metadata["records"][0])
             texts.setdefault(text.id, text)
-            score = scored(case.id, "tbfact_precision")
+            score = scored(case.id, "tbfact")
             modes[text.id][case.metadata["mode"]] = _facts(score.details) if score is not None else None
         ordered = list(texts.values())
         report.protocols.append(
