@@ -1,32 +1,22 @@
-"""Measure how far clineval's factuality and refusal judgements agree with clinicians.
+"""Measure how far clineval's judges agree with clinicians on the full public sets.
 
-Regenerates every figure of ``docs/validation.md`` from the public, human-labelled data
-sets in ``../shared/data`` (or ``--data DIR``):
-
-* **K-QA entailment** (Manes et al., 2024; MIT): 399 (LLM answer, must-have or
-  nice-to-have statement) pairs, each labelled Entailment / Neutral / Contradiction by
-  three physicians. The judge checks each statement against its answer (the
-  ``check_facts`` primitive, batched per answer as TBFact does); we report Cohen's kappa
-  against each physician and the majority, next to the physicians' agreement with each
-  other.
-* **MEDEC error detection** (Ben Abacha et al., 2024; CC BY 4.0): 574 clinical texts,
-  319 with one expert-inserted error. ``tbfact`` scores each text against its corrected
-  version (a clean text against itself); we report the ROC AUC of TBFact precision for
-  telling erroneous texts from clean ones, and how often the facts TBFact flags come from
-  the erroneous sentence.
-* **Refusal** (MedSafetyBench, Han et al., 2024, MIT; K-QA): harmful medical requests with
-  a safe refusal (should refuse) against real patient questions with a physician's answer
-  (should answer). ``refusal_accuracy`` runs with the labels (is a refusal detected?) and
-  without them (does the judge itself decide the request should be declined?).
+Runs the calibration protocols (:mod:`clineval.calibration`: K-QA, K-QA as RAG answers,
+RadFact, MEDEC, refusal), the same that ``clineval calibrate`` runs on the packaged
+samples, on the whole of each public data set in ``../shared/data`` (or ``--data DIR``),
+every figure beside the trivial baselines with paired intervals. For the offline judge it
+also times TBFact on the ACI-Bench note pairs. Results go to ``validation/results/`` as
+JSON; ``--write-docs`` rewrites the figures block of ``docs/validation.md`` and the offline
+judge's measured figures shipped in the package (which its notice quotes).
 
 Run from the repository root::
 
-    python validation/run_validation.py                         # the offline judge
-    python validation/run_validation.py --judge offline --judge openai:gpt-4o   # side by side
-    python validation/run_validation.py --write-docs            # also update docs/validation.md
+    python validation/run_validation.py --write-docs                          # the offline judge
+    python validation/run_validation.py --judge offline --judge openai:MODEL --write-docs
+    python validation/run_validation.py --write-samples                       # regenerate the samples
 
-``CLINEVAL_VALIDATION_JUDGE`` adds a judge spec to the list (e.g. a local endpoint).
-Results are written as JSON under ``validation/results/``.
+``CLINEVAL_VALIDATION_JUDGE`` adds a judge spec to the list. ``--llm-samples`` measures judges
+other than ``offline`` on the packaged samples only (for slow or paid endpoints);
+``--reuse SPEC`` takes a judge's figures from ``validation/results/`` instead of measuring again.
 """
 
 from __future__ import annotations
@@ -37,539 +27,109 @@ import csv
 import json
 import os
 import re
-import subprocess
+import statistics
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clineval import evaluate
-from clineval.agreement import accuracy, bootstrap_ci, cohen_kappa, f1, fleiss_kappa, roc_auc
-from clineval.judges.config import JudgeConfig, build_judge
-from clineval.judges.primitives import Primitives, Verdict
-from clineval.metrics.base import ScoreContext
+from clineval.calibration import CalibrationReport, calibrate, load_data, select_samples
+from clineval.calibration.data import SAMPLES, write_samples
+from clineval.calibration.render import markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
 DOC = ROOT / "docs" / "validation.md"
+MEASURED = ROOT / "src" / "clineval" / "judges" / "offline" / "measured.json"
 START, END = "<!-- figures:start -->", "<!-- figures:end -->"
-KQA_LABELS = ("Entailment", "Neutral", "Contradiction")
 
 
-# ---------------------------------------------------------------------------------------
-# data
-# ---------------------------------------------------------------------------------------
+def aci_speed(data: Path) -> dict[str, Any]:
+    """Offline TBFact (both directions, facts extracted from both notes) on the ACI-Bench
+    test notes: each BART system note against the reference note of the same visit,
+    timed per pair after the model load."""
+    from clineval.judges.offline import OfflinePrimitives
 
+    csv.field_size_limit(10**8)
+    folder = data / "aci-bench"
 
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle))
+    def notes(name: str) -> list[str]:
+        with (folder / name).open(encoding="utf-8", newline="") as handle:
+            return [row["note"] for row in csv.DictReader(handle)]
 
+    references = notes("clinicalnlp_taskB_test1.csv")
+    systems = notes("pred_BART_large_clinicalnlp_taskB_test1_full.csv")
+    prims = OfflinePrimitives()
+    prims.encoder.encode(["warm up"])
 
-def kqa_nli(data: Path) -> list[dict[str, str]]:
-    return read_csv(data / "kqa" / "NLI_medical_annotator.csv")
+    async def pair(a: str, b: str) -> int:
+        fa, fb = await asyncio.gather(prims.extract_facts(a), prims.extract_facts(b))
+        await asyncio.gather(
+            prims.check_facts([f.text for f in fa], b), prims.check_facts([f.text for f in fb], a)
+        )
+        return len(fa) + len(fb)
 
-
-def kqa_answers(data: Path) -> list[dict[str, Any]]:
-    with (data / "kqa" / "questions_w_answers.jsonl").open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def medec(data: Path) -> list[dict[str, str]]:
-    return read_csv(data / "medec" / "MEDEC-MS-ValidationSet-with-GroundTruth-and-ErrorType.csv")
-
-
-def medsafety(data: Path) -> list[dict[str, str]]:
-    rows: list[dict[str, str]] = []
-    for path in sorted((data / "medsafetybench").glob("gpt4_category_*.csv")):
-        category = path.stem.rsplit("_", 1)[-1]
-        rows += [{**row, "category": category} for row in read_csv(path)]
-    return rows
-
-
-def every_nth(rows: Sequence[Any], limit: int | None) -> list[Any]:
-    """A deterministic, evenly spread subset of at most ``limit`` rows."""
-    if limit is None or limit >= len(rows):
-        return list(rows)
-    step = len(rows) / limit
-    return [rows[int(i * step)] for i in range(limit)]
-
-
-# ---------------------------------------------------------------------------------------
-# statistics helpers
-# ---------------------------------------------------------------------------------------
-
-
-def with_ci(stat: Any, *arrays: Sequence[Any], **kwargs: Any) -> dict[str, Any]:
-    estimate = stat(*arrays, **kwargs)
-    interval = bootstrap_ci(lambda *a: stat(*a, **kwargs), *arrays)
+    times: list[float] = []
+    facts = 0
+    for a, b in zip(systems, references, strict=True):
+        started = time.perf_counter()
+        facts += asyncio.run(pair(a, b))
+        times.append(time.perf_counter() - started)
+    times.sort()
     return {
-        "value": estimate.value,
-        "ci": [interval.low, interval.high],
-        "n": len(arrays[0]),
-        "note": estimate.note,
+        "pairs": len(times),
+        "facts": facts,
+        "median_seconds": round(statistics.median(times), 3),
+        "p90_seconds": round(times[int(0.9 * (len(times) - 1))], 3),
+        "max_seconds": round(times[-1], 3),
     }
 
 
-def fmt(entry: dict[str, Any] | None, digits: int = 2) -> str:
-    if not entry or entry.get("value") is None:
-        return "–"
-    low, high = entry.get("ci") or [None, None]
-    text = f"{entry['value']:.{digits}f}"
-    if low is not None and high is not None:
-        text += f" [{low:.{digits}f}, {high:.{digits}f}]"
-    return text
+def measured_summary(report: CalibrationReport, speed: dict[str, Any] | None, command: str) -> dict[str, Any]:
+    """The offline judge's headline figures, shipped in the package for its notice."""
 
+    def figure(protocol: str, key: str) -> dict[str, Any] | None:
+        result = report.protocol(protocol)
+        found = result.figure(key) if result is not None else None
+        if found is None or found.judge.value is None:
+            return None
+        return {
+            "value": round(found.judge.value, 3),
+            "low": None if found.judge.low is None else round(found.judge.low, 3),
+            "high": None if found.judge.high is None else round(found.judge.high, 3),
+            "n": found.judge.n,
+            "baselines": {
+                c.baseline: {
+                    "value": None if c.value.value is None else round(c.value.value, 3),
+                    "difference_low": None if c.difference.low is None else round(c.difference.low, 3),
+                }
+                for c in found.baselines
+            },
+        }
 
-def kqa_label(verdict: Verdict) -> str:
-    """A judge verdict in K-QA's three labels."""
-    if verdict.reason == "incorrect":
-        return "Contradiction"
-    if verdict.label == "entailed":
-        return "Entailment"
-    return "Neutral"
-
-
-# ---------------------------------------------------------------------------------------
-# experiments
-# ---------------------------------------------------------------------------------------
-
-
-async def kqa_entailment(prims: Primitives, rows: list[dict[str, str]]) -> dict[str, Any]:
-    by_answer: dict[str, list[int]] = defaultdict(list)
-    for index, row in enumerate(rows):
-        by_answer[row["answer"]].append(index)
-    predicted: list[str] = [""] * len(rows)
-    lenient: list[str] = [""] * len(rows)
-    partial = 0
-    started = time.perf_counter()
-    for answer, indices in by_answer.items():
-        verdicts = await prims.check_facts([rows[i]["claim"] for i in indices], answer)
-        for i, verdict in zip(indices, verdicts, strict=True):
-            predicted[i] = kqa_label(verdict)
-            lenient[i] = (
-                "Entailment" if verdict.label == "partial" and verdict.reason != "incorrect" else predicted[i]
-            )
-            partial += verdict.label == "partial"
-    elapsed = time.perf_counter() - started
-    majority = [r["majority_label"] for r in rows]
-    physicians = [[r[f"label_{k}"] for r in rows] for k in range(3)]
-    out: dict[str, Any] = {
-        "n_pairs": len(rows),
-        "n_answers": len(by_answer),
-        "seconds": round(elapsed, 2),
-        "judge_labels": dict(Counter(predicted)),
-        "judge_partial": partial,
-        "majority_labels": dict(Counter(majority)),
-        "kappa_majority": with_ci(cohen_kappa, predicted, majority, labels=list(KQA_LABELS)),
-        "accuracy_majority": with_ci(accuracy, predicted, majority),
-        "kappa_physician": [with_ci(cohen_kappa, predicted, p, labels=list(KQA_LABELS)) for p in physicians],
-        "kappa_majority_partial_as_entailment": with_ci(
-            cohen_kappa, lenient, majority, labels=list(KQA_LABELS)
-        ),
-        "binary_kappa_majority": with_ci(
-            cohen_kappa,
-            [p == "Entailment" for p in predicted],
-            [m == "Entailment" for m in majority],
-        ),
-    }
-    pairs = [(0, 1), (0, 2), (1, 2)]
-    out["physician_pairs"] = {
-        f"{a + 1}-{b + 1}": with_ci(cohen_kappa, physicians[a], physicians[b], labels=list(KQA_LABELS))
-        for a, b in pairs
-    }
-    out["physician_vs_majority"] = [
-        with_ci(cohen_kappa, p, majority, labels=list(KQA_LABELS)) for p in physicians
-    ]
-    ratings = [[r[f"label_{k}"] for k in range(3)] for r in rows]
-    fleiss = fleiss_kappa(ratings)
-    out["physicians_fleiss"] = {"value": fleiss.value, "ci": [None, None], "note": fleiss.note}
-    return out
-
-
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-def from_sentence(fact: str, sentence: str) -> bool:
-    """Whether a fact was taken from ``sentence`` (most of its words are the sentence's)."""
-    fact_words, sentence_words = _words(fact), _words(sentence)
-    if not fact_words or not sentence_words:
-        return False
-    return len(fact_words & sentence_words) / len(fact_words) >= 0.6
-
-
-def medec_detection(judge: str, rows: list[dict[str, str]], store: Path) -> dict[str, Any]:
-    cases = []
-    for row in rows:
-        erroneous = row["Error Flag"].strip() == "1"
-        reference = row["Corrected Text"] if erroneous and row["Corrected Text"].strip() else row["Text"]
-        cases.append(
-            {
-                "id": row["Text ID"],
-                "input": "Write the clinical note.",
-                "response": row["Text"],
-                "reference": reference,
-                "error_flag": int(erroneous),
-                "error_type": row["Error Type"] if erroneous else "none",
-            }
-        )
-    started = time.perf_counter()
-    result = evaluate(cases, ["tbfact"], judge=judge, store=store, progress=False)
-    elapsed = time.perf_counter() - started
-    by_id = {row["Text ID"]: row for row in rows}
-    truth: list[int] = []
-    precision: list[float] = []
-    hits = flagged_total = flagged_on_error = error_texts = clean_flags = unscored = 0
-    for record in result.results:
-        if record.metric != "tbfact":
-            continue
-        score = record.score
-        if score.status != "scored" or score.sub_scores.get("precision") is None:
-            unscored += 1
-            continue
-        row = by_id[record.case_id]
-        erroneous = row["Error Flag"].strip() == "1"
-        truth.append(int(erroneous))
-        precision.append(float(score.sub_scores["precision"] or 0.0))
-        flagged = [
-            f
-            for f in score.details.get("facts", [])
-            if f["direction"] == "precision" and f["label"] != "entailed"
-        ]
-        if erroneous:
-            error_texts += 1
-            on_error = [f for f in flagged if from_sentence(f["fact"], row["Error Sentence"])]
-            hits += bool(on_error)
-            flagged_total += len(flagged)
-            flagged_on_error += len(on_error)
-        else:
-            clean_flags += bool(flagged)
-    suspicion = [1.0 - p for p in precision]
-    clean_texts = len(truth) - error_texts
+    kqa = report.protocol("kqa_nli")
     return {
-        "n_texts": len(truth),
-        "n_erroneous": error_texts,
-        "unscored": unscored,
-        "seconds": round(elapsed, 1),
-        "auc_precision": with_ci(roc_auc, truth, suspicion),
-        "error_sentence_flagged": {"value": hits / error_texts if error_texts else None, "n": error_texts},
-        "flags_on_error_sentence": {
-            "value": flagged_on_error / flagged_total if flagged_total else None,
-            "n": flagged_total,
+        "generated_by": command,
+        "data": report.data,
+        "figures": {
+            "kqa_kappa3": figure("kqa_nli", "kappa3"),
+            "kqa_kappa2": figure("kqa_nli", "kappa2"),
+            "kqa_auc": figure("kqa_nli", "auc"),
+            "kqa_support_auc_faithfulness": figure("kqa_support", "auc_faithfulness"),
+            "kqa_support_auc_cf": figure("kqa_support", "auc_conversational_faithfulness"),
+            "radfact_spearman_f1": figure("radfact", "report_spearman_f1"),
+            "medec_detected": figure("medec", "detected_corrected"),
+            "medec_false_flags": figure("medec", "false_flags"),
+            "refusal_kappa": figure("refusal", "detect_kappa"),
         },
-        "clean_texts_flagged": {
-            "value": clean_flags / clean_texts if clean_texts else None,
-            "n": clean_texts,
-        },
-        "mean_precision_erroneous": _mean([p for p, t in zip(precision, truth, strict=True) if t]),
-        "mean_precision_clean": _mean([p for p, t in zip(precision, truth, strict=True) if not t]),
-        "run_id": result.run_id,
+        "physicians_kappa": (
+            [v.get("value") for v in kqa.info.get("physician_pairs", {}).values()] if kqa is not None else []
+        ),
+        "aci_bench_speed": speed,
     }
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def refusal(
-    judge: str, harmful: list[dict[str, str]], answered: list[dict[str, Any]], store: Path
-) -> dict[str, Any]:
-    cases = [
-        {
-            "id": f"msb-{r['category']}-{i}",
-            "input": r["harmful_medical_request"],
-            "response": r["safe_response"],
-            "should_refuse": True,
-            "source": "medsafetybench",
-        }
-        for i, r in enumerate(harmful)
-    ] + [
-        {
-            "id": f"kqa-{i}",
-            "input": r["Question"],
-            "response": r["Free_form_answer"],
-            "should_refuse": False,
-            "source": "kqa",
-        }
-        for i, r in enumerate(answered)
-    ]
-    started = time.perf_counter()
-    result = evaluate(
-        cases,
-        ["labelled=refusal_accuracy", "judged=refusal_accuracy(label=none)"],
-        judge=judge,
-        store=store,
-        progress=False,
-    )
-    elapsed = time.perf_counter() - started
-    truth_by_id = {c["id"]: bool(c["should_refuse"]) for c in cases}
-    out: dict[str, Any] = {"n_should_refuse": len(harmful), "n_should_answer": len(answered)}
-    out["seconds"] = round(elapsed, 1)
-    for metric in ("labelled", "judged"):
-        rows = [r for r in result.results if r.metric == metric and r.score.status == "scored"]
-        truth = [truth_by_id[r.case_id] for r in rows]
-        refused = [bool(r.score.sub_scores["refused"]) for r in rows]
-        expected = [bool(r.score.sub_scores["should_refuse"]) for r in rows]
-        values = [float(r.score.value or 0.0) for r in rows]
-        entry: dict[str, Any] = {
-            "n": len(rows),
-            "refusal_accuracy": {"value": _mean(values), "n": len(rows)},
-            "detect_kappa": with_ci(cohen_kappa, refused, truth),
-            "detect_f1": with_ci(f1, truth, refused, positive=True),
-            "detect_accuracy_should_refuse": _rate([r for r, t in zip(refused, truth, strict=True) if t]),
-            "detect_accuracy_should_answer": _rate(
-                [not r for r, t in zip(refused, truth, strict=True) if not t]
-            ),
-        }
-        if metric == "judged":
-            entry["decline_kappa"] = with_ci(cohen_kappa, expected, truth)
-            entry["decline_accuracy_should_refuse"] = _rate(
-                [e for e, t in zip(expected, truth, strict=True) if t]
-            )
-            entry["decline_accuracy_should_answer"] = _rate(
-                [not e for e, t in zip(expected, truth, strict=True) if not t]
-            )
-        out[metric] = entry
-    out["run_id"] = result.run_id
-    return out
-
-
-ALL_METRICS = (
-    "tbfact",
-    "conversational_faithfulness",
-    "refusal_accuracy",
-    "context_relevance",
-    "faithfulness",
-    "context_relevance_ragas",
-)
-
-
-def every_metric_cli(judge: str, data: Path, store: Path, limit: int | None) -> dict[str, Any]:
-    """Every factuality and RAG metric from the command line on K-QA and MedSafetyBench.
-
-    K-QA: an LLM's answer to a real patient question is the response; the physician's
-    answer is both the reference and the retrieved context; the physicians' must-have
-    statements are the gold facts (so TBFact recall is K-QA's comprehensiveness).
-    MedSafetyBench: the safe refusal of a harmful request, which should refuse.
-    """
-    llm_answer: dict[str, str] = {}
-    for row in kqa_nli(data):
-        llm_answer.setdefault(row["Question"], row["answer"])
-    cases: list[dict[str, Any]] = []
-    for i, row in enumerate(kqa_answers(data)):
-        if row["Question"] not in llm_answer:
-            continue
-        cases.append(
-            {
-                "id": f"kqa-{i}",
-                "input": row["Question"],
-                "response": llm_answer[row["Question"]],
-                "reference": row["Free_form_answer"],
-                "contexts": [row["Free_form_answer"]],
-                "gold_facts": [{"text": t, "importance": "high"} for t in row["Must_have"] if t.strip()],
-                "should_refuse": False,
-                "source": "kqa",
-            }
-        )
-    for i, row in enumerate(every_nth(medsafety(data), 18)):
-        cases.append(
-            {
-                "id": f"msb-{i}",
-                "input": row["harmful_medical_request"],
-                "response": row["safe_response"],
-                "reference": row["safe_response"],
-                "contexts": [],
-                "should_refuse": True,
-                "source": "medsafetybench",
-            }
-        )
-    cases = every_nth(cases, limit)
-    file = store.parent / "every_metric.jsonl"
-    file.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
-    command = [
-        sys.executable, "-m", "clineval.cli.main", "run", "-d", str(file), "-m", ",".join(ALL_METRICS),
-        "--judge", judge, "--store", str(store), "--group-by", "source", "-q",
-    ]  # fmt: skip
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        return {"error": (done.stderr or done.stdout)[-2000:], "command": " ".join(command[2:])}
-    from clineval import load_run
-
-    result = load_run("latest", store=store)
-    out: dict[str, Any] = {"n_cases": len(cases), "seconds": round(elapsed, 1), "metrics": {}}
-    for agg in result.aggregate("source"):
-        if agg.metric in ALL_METRICS or agg.metric == "tbfact.recall":
-            out["metrics"].setdefault(agg.metric, {})[agg.group or ""] = {
-                "mean": agg.mean,
-                "scored": agg.scored,
-                "unscored": agg.errors,
-                "not_applicable": agg.not_applicable,
-            }
-    return out
-
-
-def _rate(flags: Sequence[bool]) -> dict[str, Any]:
-    return {"value": (sum(flags) / len(flags)) if flags else None, "n": len(flags)}
-
-
-# ---------------------------------------------------------------------------------------
-# report
-# ---------------------------------------------------------------------------------------
-
-
-def markdown(results: dict[str, dict[str, Any]]) -> str:
-    judges = list(results)
-    head = "| | " + " | ".join(f"`{j}`" for j in judges) + " |\n|---|" + "---|" * len(judges) + "\n"
-
-    def row(label: str, getter: Any) -> str:
-        return f"| {label} | " + " | ".join(getter(results[j]) for j in judges) + " |\n"
-
-    def rate(entry: dict[str, Any] | None) -> str:
-        if not entry or entry.get("value") is None:
-            return "–"
-        return f"{entry['value']:.2f} (n={entry['n']})"
-
-    lines = ["### K-QA: entailment against physicians\n\n", head]
-    lines.append(row("pairs (answers)", lambda r: f"{r['kqa']['n_pairs']} ({r['kqa']['n_answers']})"))
-    lines.append(row("κ vs physician majority (3 labels)", lambda r: fmt(r["kqa"]["kappa_majority"])))
-    for k in range(3):
-        lines.append(row(f"κ vs physician {k + 1}", lambda r, k=k: fmt(r["kqa"]["kappa_physician"][k])))
-    lines.append(row("accuracy vs majority", lambda r: fmt(r["kqa"]["accuracy_majority"])))
-    lines.append(
-        row("κ vs majority, entailed or not (2 labels)", lambda r: fmt(r["kqa"]["binary_kappa_majority"]))
-    )
-    lines.append(
-        row(
-            "κ vs majority, partial counted as Entailment",
-            lambda r: fmt(r["kqa"]["kappa_majority_partial_as_entailment"]),
-        )
-    )
-    lines.append(
-        row(
-            "judge labels E/N/C (of which partial)",
-            lambda r: f"{_dist(r['kqa']['judge_labels'])} ({r['kqa']['judge_partial']})",
-        )
-    )
-    lines.append(row("seconds", lambda r: str(r["kqa"]["seconds"])))
-    first = results[judges[0]]["kqa"]
-    lines.append("\nPhysicians among themselves (the ceiling): ")
-    lines.append(
-        ", ".join(f"κ physicians {pair} = {fmt(v)}" for pair, v in first["physician_pairs"].items())
-        + "; each against the majority (which includes them): "
-        + ", ".join(fmt(v) for v in first["physician_vs_majority"])
-        + f"; Fleiss' κ of the three = {first['physicians_fleiss']['value']:.2f}. "
-        + f"Majority labels E/N/C: {_dist(first['majority_labels'])}.\n\n"
-    )
-    lines.append("### MEDEC: detecting inserted errors with TBFact\n\n")
-    lines.append(head)
-    lines.append(
-        row("texts (with an error)", lambda r: f"{r['medec']['n_texts']} ({r['medec']['n_erroneous']})")
-    )
-    lines.append(
-        row("ROC AUC, 1 − precision, erroneous vs clean", lambda r: fmt(r["medec"]["auc_precision"]))
-    )
-    lines.append(
-        row(
-            "erroneous texts where a flagged fact is the error sentence",
-            lambda r: rate(r["medec"]["error_sentence_flagged"]),
-        )
-    )
-    lines.append(
-        row(
-            "flagged facts that come from the error sentence",
-            lambda r: rate(r["medec"]["flags_on_error_sentence"]),
-        )
-    )
-    lines.append(row("clean texts with any flagged fact", lambda r: rate(r["medec"]["clean_texts_flagged"])))
-    lines.append(row("mean precision, erroneous / clean", lambda r: _pair(r["medec"])))
-    lines.append(row("unscored", lambda r: str(r["medec"]["unscored"])))
-    lines.append(row("seconds", lambda r: str(r["medec"]["seconds"])))
-    lines.append(
-        "\n### Refusal: MedSafetyBench requests (should refuse) vs K-QA questions (should answer)\n\n"
-    )
-    lines.append(head)
-    lines.append(
-        row(
-            "cases (refuse / answer)",
-            lambda r: f"{r['refusal']['n_should_refuse']} / {r['refusal']['n_should_answer']}",
-        )
-    )
-    lines.append(
-        row(
-            "refusal_accuracy with labels (mean)",
-            lambda r: rate(r["refusal"]["labelled"]["refusal_accuracy"]),
-        )
-    )
-    lines.append(row("refusal detected, κ", lambda r: fmt(r["refusal"]["labelled"]["detect_kappa"])))
-    lines.append(row("refusal detected, F1", lambda r: fmt(r["refusal"]["labelled"]["detect_f1"])))
-    lines.append(
-        row(
-            "refusals detected (of should-refuse)",
-            lambda r: rate(r["refusal"]["labelled"]["detect_accuracy_should_refuse"]),
-        )
-    )
-    lines.append(
-        row(
-            "answers not taken for refusals",
-            lambda r: rate(r["refusal"]["labelled"]["detect_accuracy_should_answer"]),
-        )
-    )
-    lines.append(
-        row(
-            "refusal_accuracy without labels (mean)",
-            lambda r: rate(r["refusal"]["judged"]["refusal_accuracy"]),
-        )
-    )
-    lines.append(row("should-decline judged, κ", lambda r: fmt(r["refusal"]["judged"]["decline_kappa"])))
-    lines.append(
-        row(
-            "harmful requests judged should-decline",
-            lambda r: rate(r["refusal"]["judged"]["decline_accuracy_should_refuse"]),
-        )
-    )
-    lines.append(
-        row(
-            "patient questions judged answerable",
-            lambda r: rate(r["refusal"]["judged"]["decline_accuracy_should_answer"]),
-        )
-    )
-    lines.append(row("seconds", lambda r: str(r["refusal"]["seconds"])))
-    lines.append(
-        "\n### Every factuality and RAG metric from the command line on shared data\n\n"
-        "K-QA: an LLM answer to a patient question, with the physician's answer as reference and "
-        "context and the must-have statements as gold facts; MedSafetyBench: 18 safe refusals. "
-        "Mean per source; `scored / unscored / n/a` in brackets.\n\n"
-    )
-    lines.append(head)
-    for metric in (*ALL_METRICS[:1], "tbfact.recall", *ALL_METRICS[1:]):
-        for source in ("kqa", "medsafetybench"):
-            lines.append(row(f"`{metric}`, {source}", lambda r, m=metric, s=source: _cell(r, m, s)))
-    lines.append(row("seconds", lambda r: str(r["every_metric"].get("seconds", "–"))))
-    return "".join(lines)
-
-
-def _cell(result: dict[str, Any], metric: str, source: str) -> str:
-    entry = result.get("every_metric", {}).get("metrics", {}).get(metric, {}).get(source)
-    if not entry:
-        return "–"
-    mean = "–" if entry["mean"] is None else f"{entry['mean']:.2f}"
-    return f"{mean} ({entry['scored']} / {entry['unscored']} / {entry['not_applicable']})"
-
-
-def _dist(counts: dict[str, int]) -> str:
-    return "/".join(str(counts.get(label, 0)) for label in KQA_LABELS)
-
-
-def _pair(entry: dict[str, Any]) -> str:
-    a, b = entry.get("mean_precision_erroneous"), entry.get("mean_precision_clean")
-    return "–" if a is None or b is None else f"{a:.3f} / {b:.3f}"
 
 
 def write_docs(block: str, command: str) -> None:
@@ -579,100 +139,93 @@ def write_docs(block: str, command: str) -> None:
     stamp = f"<!-- generated by: {command} -->\n\n"
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
-    DOC.write_text(head + START + "\n" + stamp + block + "\n" + END + tail, encoding="utf-8")
+    DOC.write_text(head + START + "\n" + stamp + block.rstrip() + "\n\n" + END + tail, encoding="utf-8")
 
 
-async def _primitives(spec: str) -> tuple[Primitives, Any]:
-    judge = build_judge(JudgeConfig.model_validate(spec), cache_path=ROOT / ".clineval" / "judge_cache.db")
-    if judge is None:
-        sys.exit("validation needs a judge; 'none' has nothing to measure")
-    return ScoreContext(judge).primitives(), judge
-
-
-def run_judge(spec: str, data: Path, limit: int | None) -> dict[str, Any]:
-    print(f"== judge {spec}", flush=True)
-    out: dict[str, Any] = {"judge": spec}
-
-    async def entailment() -> dict[str, Any]:
-        prims, judge = await _primitives(spec)
-        try:
-            return await kqa_entailment(prims, every_nth(kqa_nli(data), limit))
-        finally:
-            await judge.aclose()
-
-    out["kqa"] = asyncio.run(entailment())
-    print(f"   K-QA entailment: κ vs majority {fmt(out['kqa']['kappa_majority'])}", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Path(tmp) / "validation.db"
-        out["medec"] = medec_detection(spec, every_nth(medec(data), limit), store)
-        print(f"   MEDEC: AUC {fmt(out['medec']['auc_precision'])}", flush=True)
-        out["refusal"] = refusal(
-            spec, every_nth(medsafety(data), limit), every_nth(kqa_answers(data), limit), store
-        )
-        print(f"   refusal: κ {fmt(out['refusal']['labelled']['detect_kappa'])}", flush=True)
-        out["every_metric"] = every_metric_cli(spec, data, Path(tmp) / "cli.db", limit)
-        if "error" in out["every_metric"]:
-            print(f"   every metric from the CLI FAILED: {out['every_metric']['error']}", flush=True)
-        else:
-            print(f"   every metric from the CLI: {out['every_metric']['seconds']} s", flush=True)
-    return out
+def speed_markdown(speed: dict[str, Any] | None) -> str:
+    if not speed:
+        return ""
+    return (
+        "### Speed: offline TBFact on ACI-Bench note pairs\n\n"
+        f"{speed['pairs']} pairs (BART system note against the reference note of the same visit, "
+        f"{speed['facts']} facts, both directions): median {speed['median_seconds']:.2f} s per pair, "
+        f"90th percentile {speed['p90_seconds']:.2f} s, max {speed['max_seconds']:.2f} s, "
+        "on this repository's 2-core machine after the model load.\n"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--judge", action="append", help="judge spec (repeatable); default: offline")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
-    parser.add_argument("--limit", type=int, help="at most this many items per data set (quick check)")
     parser.add_argument(
-        "--llm-limit",
-        type=int,
-        help="at most this many items per data set for judges other than 'offline' (slow or paid endpoints); "
-        "the tables show each judge's n",
+        "--llm-samples", action="store_true", help="judges other than offline: packaged samples only"
     )
-    parser.add_argument("--write-docs", action="store_true", help="update the figures in docs/validation.md")
     parser.add_argument(
-        "--reuse",
-        action="append",
-        default=[],
-        help="a judge spec whose figures are read from validation/results/ instead of measured again "
-        "(e.g. a slow endpoint measured earlier)",
+        "--reuse", action="append", default=[], help="read this judge's figures from results/"
     )
+    parser.add_argument(
+        "--write-docs", action="store_true", help="update docs/validation.md and measured.json"
+    )
+    parser.add_argument(
+        "--write-samples", action="store_true", help="regenerate the packaged samples and stop"
+    )
+    parser.add_argument("--no-speed", action="store_true", help="skip the ACI-Bench timing")
     args = parser.parse_args(argv)
+    if not args.data.is_dir():
+        sys.exit(f"no data folder at {args.data}; pass --data DIR")
+    data = load_data(args.data)
+    if args.write_samples:
+        write_samples(select_samples(data), SAMPLES)
+        print(f"wrote {select_samples(data).counts()} to {SAMPLES}")
+        return
     judges = list(args.judge or ["offline"])
     extra = os.environ.get("CLINEVAL_VALIDATION_JUDGE")
     if extra and extra not in judges:
         judges.append(extra)
-    if not args.data.is_dir():
-        sys.exit(f"no data folder at {args.data}; pass --data DIR")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    results: dict[str, dict[str, Any]] = {}
+    reports: list[CalibrationReport] = []
+    speeds: dict[str, Any] = {}
     for spec in judges:
-        name = re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
-        saved = RESULTS / f"{name}.json"
+        saved = RESULTS / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', spec)}.json"
         if spec in args.reuse:
             if not saved.is_file():
                 sys.exit(f"--reuse {spec}: no saved figures at {saved}")
-            print(f"== judge {spec}: figures read from {saved}", flush=True)
-            results[spec] = json.loads(saved.read_text(encoding="utf-8"))
+            stored = json.loads(saved.read_text(encoding="utf-8"))
+            reports.append(CalibrationReport.model_validate(stored["report"]))
+            speeds[spec] = stored.get("aci_bench_speed")
+            print(f"== {spec}: figures read from {saved}", flush=True)
             continue
-        limit = args.limit if spec == "offline" or args.llm_limit is None else args.llm_limit
-        results[spec] = run_judge(spec, args.data, limit)
-        saved.write_text(json.dumps(results[spec], indent=2, default=str), encoding="utf-8")
-    block = markdown(results)
-    print()
+        sets = select_samples(data) if (args.llm_samples and spec != "offline") else data
+        print(f"== {spec} on {sets.source}", flush=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            report = calibrate(spec, data=sets, store=Path(tmp) / "validation.db", cache=None)
+        speed = aci_speed(args.data) if spec == "offline" and not args.no_speed else None
+        reports.append(report)
+        speeds[spec] = speed
+        saved.write_text(
+            json.dumps({"report": report.model_dump(mode="json"), "aci_bench_speed": speed}, indent=1),
+            encoding="utf-8",
+        )
+        print(f"   {report.seconds} s; wrote {saved}", flush=True)
+    block = markdown(reports) + "\n" + speed_markdown(speeds.get("offline"))
     print(block)
     if args.write_docs:
-        if args.limit is not None:
-            sys.exit("--write-docs needs the full data sets; drop --limit")
         command = (
             "python validation/run_validation.py "
             + " ".join(f"--judge {j}" for j in judges)
-            + (f" --llm-limit {args.llm_limit}" if args.llm_limit is not None else "")
+            + (" --llm-samples" if args.llm_samples else "")
             + "".join(f" --reuse {j}" for j in args.reuse)
             + " --write-docs"
         )
         write_docs(block, command)
-        print(f"updated {DOC}")
+        offline = next((r for r, j in zip(reports, judges, strict=True) if j == "offline"), None)
+        if offline is not None:
+            MEASURED.write_text(
+                json.dumps(measured_summary(offline, speeds.get("offline"), command), indent=1) + "\n",
+                encoding="utf-8",
+            )
+        print(f"updated {DOC} and {MEASURED}")
 
 
 if __name__ == "__main__":

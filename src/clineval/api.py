@@ -5,9 +5,10 @@
 >>> result.to_pandas()          # one row per case
 >>> result.aggregate()          # mean, std, 95 % CI, unscored count per metric
 
-Every run is saved in the run store (``.clineval/clineval.db`` by default) as it goes;
-``resume=RUN_ID`` continues an interrupted run, ``rescore(RUN_ID, metrics=...)`` scores a
-stored run's outputs with other metrics without calling the agent again.
+Every run is saved in the run store (``.clineval/clineval.db`` by default, ``store=None``
+to keep a run in memory only) as it goes; ``resume=RUN_ID`` continues an interrupted run,
+``rescore(RUN_ID, metrics=...)`` scores a stored run's outputs with other metrics without
+calling the agent again.
 """
 
 from __future__ import annotations
@@ -239,7 +240,9 @@ def _assemble_config(
         ("cache", cache),
         ("scoring_concurrency", scoring_concurrency),
     ):
-        if _given(value):
+        if key == "store" and value is None:
+            updates[key] = ":memory:"  # no store: the run is kept in memory only
+        elif _given(value):
             updates[key] = str(getattr(value, "path", value)) if key == "store" else value
     if _given(mapping):
         updates["mapping"] = dict(mapping or {})
@@ -283,7 +286,7 @@ async def aevaluate(
     mapping: Mapping[str, str] | None = UNSET,
     name: str | None = UNSET,
     tags: Mapping[str, str] | None = UNSET,
-    store: str | Path | RunStore = UNSET,
+    store: str | Path | RunStore | None = UNSET,
     cache: str | None = UNSET,
     agent_concurrency: int = UNSET,
     agent_timeout_s: float = UNSET,
@@ -304,7 +307,7 @@ async def aevaluate(
     if resume is not None:
         return await _resume(
             resume,
-            store=store if _given(store) else DEFAULT_STORE,
+            store=store if _given(store) and store is not None else DEFAULT_STORE,
             judge=judge,
             agent=agent,
             progress=reporter,

@@ -352,3 +352,17 @@ def test_a_bad_dataset_leaves_no_store_behind(tmp_path: Path) -> None:
     with pytest.raises(DatasetError):
         evaluate([{"id": "a", "contexts": 3}], ["exact_match"], store=tmp_path / "s.db", progress=False)
     assert not (tmp_path / "s.db").exists()
+
+
+def test_store_none_keeps_the_run_in_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clineval import evaluate
+
+    monkeypatch.chdir(tmp_path)
+    result = evaluate(
+        [{"id": "a", "input": "q", "response": "x", "reference": "x"}],
+        ["exact_match"],
+        store=None,
+        progress=False,
+    )
+    assert [r.score.value for r in result.results] == [1.0]
+    assert list(tmp_path.iterdir()) == []  # no file named "None", no default store

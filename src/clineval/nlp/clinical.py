@@ -338,10 +338,8 @@ def extract_quantities(normalized: str) -> list[Quantity]:
             continue  # "the 70s" alone may be a decade of years; ages are "in his 70s"
         base = float(match.group("num") or _DECADE_WORDS[match.group("word")])
         low, high = {"early": (0, 3), "mid": (3, 7), "late": (6, 9), None: (0, 9)}[match.group("part")]
-        values = (base + low, base + high)
-        found.append(
-            Quantity("age", values, match.group(0).strip(), match.start(), frozenset({"age"}), values)
-        )
+        ages: tuple[float, ...] = (base + low, base + high)
+        found.append(Quantity("age", ages, match.group(0).strip(), match.start(), frozenset({"age"}), ages))
         taken.append(match.span())
     for match in _SCORE_RE.finditer(normalized):
         value = float(match.group(1))
