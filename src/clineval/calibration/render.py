@@ -156,12 +156,13 @@ def _medec(p: ProtocolResult) -> str:
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(types.items()))
     kinds_text = f" ({kinds})" if kinds else ""
     return (
-        f"whether TBFact with this judge flags the sentence in which the experts of MEDEC (Ben Abacha "
-        f"et al., 2024) inserted one medical error, in {p.n} clinical texts{kinds_text}, checked "
-        "against the corrected text and against the clean version of the case written by the set's "
-        "authors, where sentences are reworded; and how often it flags the reworded correct sentences. "
-        "The evidence is the sentence-level Youden's J (detection rate minus false-flag rate) beside "
-        "baselines that flag a sentence when it is far from every sentence of the reference."
+        f"whether TBFact with this judge flags the medical error that the experts of MEDEC (Ben Abacha "
+        f"et al., 2024) inserted in each of {p.n} clinical texts{kinds_text}: a fact of the erroneous "
+        "sentence not supported (a distortion) or a fact of the correct sentence missing (an omission), "
+        "checked against the corrected text and against the clean version of the case written by the "
+        "set's authors, where sentences are reworded; and how often it flags the reworded correct "
+        "sentences. The evidence is the sentence-level Youden's J (detection rate minus false-flag "
+        "rate) beside baselines that flag a sentence when it is far from every sentence of the reference."
     )
 
 
@@ -202,9 +203,10 @@ _ABOUT: dict[str, _About] = {
         "texts",
         "text comparisons",
         _medec,
-        "errors of omission, errors spread over several sentences, notes with several errors, or "
-        "clinical documents other than MEDEC's short case texts. Detection against the corrected text "
-        "alone proves little: a sentence that differs from the reference can be flagged by a string "
+        "notes that leave something out rather than state it wrongly (every MEDEC error is a wrong "
+        "statement), errors spread over several sentences, notes with several errors, or clinical "
+        "documents other than MEDEC's short case texts. Detection against the corrected text alone "
+        "proves little: a sentence that differs from the reference can be flagged by a string "
         "comparison (the 'texts differ' baseline).",
     ),
     "refusal": _About(
