@@ -251,7 +251,8 @@ def test_kqa_and_refusal_kappas_through_the_http_judge(samples: Path, llm_server
     report = CalibrationReport.model_validate_json(
         (samples.parent / "report.json").read_text(encoding="utf-8")
     )
-    assert report.judge == "openai:judge"
+    # the endpoint is part of the judge's name: two local servers with one model stay apart
+    assert report.judge == f"openai:judge@{llm_server.base_url}" and report.judge_kind == "llm"
     assert llm_server.stats()["chat_requests"] == 20
 
     kqa = report.protocol("kqa_nli")

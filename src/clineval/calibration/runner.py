@@ -282,9 +282,14 @@ def analyse(result: EvalResult, *, data_source: str | None = None) -> Calibratio
     """The calibration report of a finished calibration run (see the module docstring)."""
     scores: dict[tuple[str, str], Any] = {(r.case_id, r.metric): r.score for r in result.results}
     judge = result.run.judge or {}
+    label = str(judge.get("config") or judge.get("name") or "none")
+    base_url = judge.get("base_url")
+    if isinstance(base_url, str) and base_url and "@" not in label and "api.openai.com" not in base_url:
+        label += f"@{base_url}"  # two local servers with one model name stay apart
+    provider = judge.get("provider") or judge.get("name")
     report = CalibrationReport(
-        judge=str(judge.get("config") or judge.get("name") or "none"),
-        judge_kind=judge.get("kind"),
+        judge=label,
+        judge_kind=judge.get("kind") or ("heuristic" if provider == "offline" else "llm"),
         data=data_source or result.run.tags.get("calibration", "?"),
         run_id=result.run_id,
     )
