@@ -288,7 +288,7 @@ def test_kqa_and_refusal_kappas_through_the_http_judge(samples: Path, llm_server
 
     # what a person sees
     out = result.stdout
-    assert "calibration of judge openai:judge on the sample files in" in out
+    assert f"calibration of judge openai:judge@{llm_server.base_url} (llm) on the sample files in" in out
     assert "n = 6 statements scored · 0 statements unscored" in out
     assert "0.74 [" in out  # κ vs the majority, 3 labels
     flat = " ".join(out.split())  # the ceiling paragraph wraps
