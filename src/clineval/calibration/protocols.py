@@ -72,7 +72,14 @@ from clineval.agreement.stats import (
     spearman,
 )
 from clineval.calibration.baselines import content_word_share, rouge_l, texts_differ
-from clineval.calibration.data import KQA_LABELS, KqaPair, MedecText, RadfactPair, RefusalItem
+from clineval.calibration.data import (
+    KQA_LABELS,
+    RADFACT_LABELS,
+    KqaPair,
+    MedecText,
+    RadfactPair,
+    RefusalItem,
+)
 
 __all__ = [
     "BASELINE_NAMES",
@@ -305,6 +312,63 @@ def _rate(flags: Sequence[bool]) -> Stat:
     return Stat(value=float(np.mean(values)), low=interval.low, high=interval.high, n=len(values))
 
 
+def _verdict_figures(
+    predicted: Sequence[str],
+    truth: Sequence[str],
+    labels: Sequence[str],
+    credit: Sequence[float],
+    scores: Mapping[str, Sequence[float]],
+    groups: Sequence[str],
+    names: tuple[str, str, str],
+) -> list[Figure]:
+    """κ with three labels, κ entailed-or-not and the ROC AUC of the credit, each beside the
+    baselines. ``labels`` are (entailed, neutral, contradicted) in the set's spelling; a
+    baseline labels an item entailed or neutral with a cross-fitted threshold on its score.
+    ``names``: the figures' labels."""
+    entailed, neutral = labels[0], labels[1]
+    positive = [t == entailed for t in truth]
+    binary = [p == entailed for p in predicted]
+    baseline_flags = {
+        name: cross_fitted_labels(values, positive, groups, _kappa_value) for name, values in scores.items()
+    }
+    three = list(labels)
+    return [
+        Figure(
+            key="kappa3",
+            label=names[0],
+            judge=_stat(cohen_kappa, predicted, truth, labels=three),
+            baselines=_compare(
+                cohen_kappa,
+                (predicted, truth),
+                {
+                    name: ([entailed if b else neutral for b in flags], truth)
+                    for name, flags in baseline_flags.items()
+                },
+                labels=three,
+            ),
+        ),
+        Figure(
+            key="kappa2",
+            label=names[1],
+            judge=_stat(cohen_kappa, binary, positive),
+            baselines=_compare(
+                cohen_kappa, (binary, positive), {name: (f, positive) for name, f in baseline_flags.items()}
+            ),
+        ),
+        Figure(
+            key="auc",
+            label=names[2],
+            judge=_stat(roc_auc, positive, credit, positive=True),
+            baselines=_compare(
+                roc_auc,
+                (positive, credit),
+                {name: (positive, values) for name, values in scores.items()},
+                positive=True,
+            ),
+        ),
+    ]
+
+
 # --- K-QA entailment ----------------------------------------------------------------------------
 
 
@@ -322,7 +386,6 @@ def analyse_kqa_nli(pairs: Sequence[KqaPair], outcomes: Sequence[VerdictOutcome 
     items = [p for p, _ in kept]
     judged = [o for _, o in kept]
     majority = [p.majority for p in items]
-    truth = [m == "Entailment" for m in majority]
     labels = [_kqa_label(o) for o in judged]
     credit = [claim_credit(o) for o in judged]
     groups = [p.question for p in items]
@@ -330,52 +393,22 @@ def analyse_kqa_nli(pairs: Sequence[KqaPair], outcomes: Sequence[VerdictOutcome 
         "rouge_l": [rouge_l(p.claim, p.answer, part="p") for p in items],
         "word_share": [content_word_share(p.claim, p.answer) for p in items],
     }
-    baseline_labels = {
-        name: cross_fitted_labels(values, truth, groups, _kappa_value) for name, values in scores.items()
-    }
+    result.figures.extend(
+        _verdict_figures(
+            labels,
+            majority,
+            KQA_LABELS,
+            credit,
+            scores,
+            groups,
+            (
+                "κ vs physician majority (3 labels)",
+                "κ vs majority, entailed or not (2 labels)",
+                "ROC AUC of the claim's credit for Entailment",
+            ),
+        )
+    )
     three = list(KQA_LABELS)
-    result.figures.append(
-        Figure(
-            key="kappa3",
-            label="κ vs physician majority (3 labels)",
-            judge=_stat(cohen_kappa, labels, majority, labels=three),
-            baselines=_compare(
-                cohen_kappa,
-                (labels, majority),
-                {
-                    name: (["Entailment" if b else "Neutral" for b in flags], majority)
-                    for name, flags in baseline_labels.items()
-                },
-                labels=three,
-            ),
-        )
-    )
-    binary = [label == "Entailment" for label in labels]
-    result.figures.append(
-        Figure(
-            key="kappa2",
-            label="κ vs majority, entailed or not (2 labels)",
-            judge=_stat(cohen_kappa, binary, truth),
-            baselines=_compare(
-                cohen_kappa,
-                (binary, truth),
-                {name: (flags, truth) for name, flags in baseline_labels.items()},
-            ),
-        )
-    )
-    result.figures.append(
-        Figure(
-            key="auc",
-            label="ROC AUC of the claim's credit for Entailment",
-            judge=_stat(roc_auc, truth, credit, positive=True),
-            baselines=_compare(
-                roc_auc,
-                (truth, credit),
-                {name: (truth, values) for name, values in scores.items()},
-                positive=True,
-            ),
-        )
-    )
     result.figures.append(
         Figure(
             key="accuracy3",
@@ -495,52 +528,22 @@ def analyse_radfact(
                 groups.append(pair.id)
     result.unscored = unscored
     if len(truth3) >= 2:
-        truth = [t == "entailment" for t in truth3]
-        binary = [p == "entailment" for p in pred3]
-        baseline_labels = {
-            name: cross_fitted_labels(values, truth, groups, _kappa_value)
-            for name, values in (("rouge_l", rl), ("word_share", ws))
-        }
-        three = ["entailment", "neutral", "contradiction"]
-        result.figures.append(
-            Figure(
-                key="phrase_kappa3",
-                label=f"phrases: κ vs labels (3 labels, n={len(truth3)})",
-                judge=_stat(cohen_kappa, pred3, truth3, labels=three),
-                baselines=_compare(
-                    cohen_kappa,
-                    (pred3, truth3),
-                    {
-                        name: (["entailment" if b else "neutral" for b in flags], truth3)
-                        for name, flags in baseline_labels.items()
-                    },
-                    labels=three,
-                ),
-            )
+        phrase_figures = _verdict_figures(
+            pred3,
+            truth3,
+            RADFACT_LABELS,
+            credit,
+            {"rouge_l": rl, "word_share": ws},
+            groups,
+            (
+                f"phrases: κ vs labels (3 labels, n={len(truth3)})",
+                "phrases: κ vs labels, entailed or not",
+                "phrases: ROC AUC of the credit for entailment",
+            ),
         )
-        result.figures.append(
-            Figure(
-                key="phrase_kappa2",
-                label="phrases: κ vs labels, entailed or not",
-                judge=_stat(cohen_kappa, binary, truth),
-                baselines=_compare(
-                    cohen_kappa, (binary, truth), {n: (f, truth) for n, f in baseline_labels.items()}
-                ),
-            )
-        )
-        result.figures.append(
-            Figure(
-                key="phrase_auc",
-                label="phrases: ROC AUC of the credit for entailment",
-                judge=_stat(roc_auc, truth, credit, positive=True),
-                baselines=_compare(
-                    roc_auc,
-                    (truth, credit),
-                    {"rouge_l": (truth, rl), "word_share": (truth, ws)},
-                    positive=True,
-                ),
-            )
-        )
+        for figure in phrase_figures:
+            figure.key = f"phrase_{figure.key}"
+        result.figures.extend(phrase_figures)
         result.info["phrase_labels"] = dict(Counter(truth3))
         result.info["judge_phrase_labels"] = dict(Counter(pred3))
     human: dict[str, list[float]] = defaultdict(list)

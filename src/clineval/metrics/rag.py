@@ -226,6 +226,17 @@ def verdict_credit(verdict: Verdict, partial_credit: float | str) -> float:
     return float(partial_credit)
 
 
+def _noncommittal(what: str, why: str | None, details: dict[str, Any]) -> Score:
+    """Answer relevance of a noncommittal answer: 0, labelled, with the judge's reason."""
+    return Score(
+        value=0.0,
+        label="noncommittal",
+        explanation=what + (f": {why}" if why else ""),
+        sub_scores={"noncommittal": 1.0},
+        details=details,
+    )
+
+
 def _label_value(raw: Any) -> bool | None:
     if isinstance(raw, bool):
         return raw
@@ -569,14 +580,7 @@ class AnswerRelevance(BaseMetric):
             ],
         )
         if generated.noncommittal:
-            reason = f": {generated.explanation}" if generated.explanation else ""
-            return Score(
-                value=0.0,
-                label="noncommittal",
-                explanation=f"the answer is noncommittal{reason}",
-                sub_scores={"noncommittal": 1.0},
-                details=details,
-            )
+            return _noncommittal("the answer is noncommittal", generated.explanation, details)
         if not sims:
             return Score.failed("the judge wrote no question for the answer", **details)
         value = sum(sims) / len(sims)
@@ -617,14 +621,7 @@ class AnswerRelevance(BaseMetric):
             ],
         )
         if refusal.value:
-            reason = f": {refusal.explanation}" if refusal.explanation else ""
-            return Score(
-                value=0.0,
-                label="noncommittal",
-                explanation=f"the answer declines or evades{reason}",
-                sub_scores={"noncommittal": 1.0},
-                details=details,
-            )
+            return _noncommittal("the answer declines or evades", refusal.explanation, details)
         if not sims:
             return Score.not_applicable("the answer has no sentence", **details)
         value = sum(sims) / len(sims)

@@ -632,39 +632,31 @@ def _check_normality(claim: Analysis, span: Analysis, comp: Comparison) -> None:
             )
             return
     for organ, families in sorted(mine.found.items()):
-        family = sorted(families)[0]
         if organ in theirs.normal:
             comp.conflict = (
-                f"normality: the claim reports '{word(mine, organ, family)}', "
+                f"normality: the claim reports '{word(mine, organ, sorted(families)[0])}', "
                 f"the evidence calls the {organ} normal"
             )
             return
-        both = {
-            f
-            for f in families & theirs.denied.get(organ, set())
-            if mine.words[(organ, f)] != theirs.words[(organ, f)]
-        }
-        if both:
-            family = sorted(both)[0]
-            comp.conflict = (
-                f"negation: the claim reports '{word(mine, organ, family)}', "
-                f"the evidence denies '{word(theirs, organ, family)}'"
-            )
-            return
-    for organ, families in sorted(mine.denied.items()):
-        # The same word negated on one side is the polarity check's business.
-        both = {
-            f
-            for f in families & theirs.found.get(organ, set())
-            if mine.words[(organ, f)] != theirs.words[(organ, f)]
-        }
-        if both:
-            family = sorted(both)[0]
-            comp.conflict = (
-                f"negation: the claim denies '{word(mine, organ, family)}', "
-                f"the evidence reports '{word(theirs, organ, family)}'"
-            )
-            return
+    # A finding denied on one side, another of its family reported on the other (the same
+    # word negated on one side is the polarity check's business).
+    for first, second, says in (
+        (mine.found, theirs.denied, ("reports", "denies")),
+        (mine.denied, theirs.found, ("denies", "reports")),
+    ):
+        for organ, families in sorted(first.items()):
+            both = {
+                f
+                for f in families & second.get(organ, set())
+                if mine.words[(organ, f)] != theirs.words[(organ, f)]
+            }
+            if both:
+                family = sorted(both)[0]
+                comp.conflict = (
+                    f"negation: the claim {says[0]} '{word(mine, organ, family)}', "
+                    f"the evidence {says[1]} '{word(theirs, organ, family)}'"
+                )
+                return
 
 
 _PATIENT = re.compile(
