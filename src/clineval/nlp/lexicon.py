@@ -568,7 +568,7 @@ _DRUG_ROLES: dict[str, str] = {
     "albuterol|levalbuterol|ipratropium|tiotropium": "respiratory",
     "salmeterol|formoterol|fluticasone|montelukast": "respiratory",
     "guaifenesin|dextromethorphan|benzonatate|pseudoephedrine": "cough_cold",
-    "diphenhydramine|loratadine|cetirizine|fexofenadine": "antihistamine",
+    "diphenhydramine|loratadine|cetirizine|fexofenadine|dimenhydrinate|doxylamine|meclizine": "antihistamine",
     "omeprazole|pantoprazole|esomeprazole|lansoprazole|famotidine|ranitidine|sucralfate": "acid",
     "ondansetron|metoclopramide|promethazine|prochlorperazine": "antiemetic",
     "docusate|senna|polyethylene_glycol|bisacodyl|lactulose|loperamide": "bowel",
