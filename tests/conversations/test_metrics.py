@@ -1,6 +1,6 @@
-"""The conversation metrics of seed 000: orchestrator ratings through the local
-OpenAI-compatible server, agent selection accuracy by hand, and the per-agent metrics
-(context relevancy, TBFact, source support) with the offline judge."""
+"""The conversation metrics of the Healthcare Agent Orchestrator's evaluation: orchestrator
+ratings through the local OpenAI-compatible server, agent selection accuracy by hand, and
+the per-agent metrics (context relevancy, TBFact, source support) with the offline judge."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def data(tmp_path: Path) -> Path:
 def test_names_are_registered_and_unique() -> None:
     entries = {e.name: e for e in catalogue()}
     for name in (*RATING_METRICS, "agent_selection_accuracy", *AGENT_METRICS):
-        assert entries[name].seed == "000"
+        assert entries[name].source == "Healthcare Agent Orchestrator evaluation (Qiu et al.)"
     assert [e.name for e in catalogue()].count("agent_context_relevancy") == 1
     assert entries["agent_selection"].needs_judge and not entries["agent_selection_accuracy"].needs_judge
 

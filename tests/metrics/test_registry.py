@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,31 @@ def test_catalogue_has_the_seed_names_with_descriptions() -> None:
     assert all(entries[n].description for n in SEED_NAMES)
     assert entries["rubric"].needs_judge
     assert entries["trajectory_recall"].requires == ("trajectory", "reference_trajectory")
+
+
+def test_builtin_metrics_name_their_source_readably() -> None:
+    builtins = [e for e in catalogue() if getattr(e.factory, "__module__", "").startswith("clineval.")]
+    assert len(builtins) >= len(SEED_NAMES)
+    for entry in builtins:
+        assert entry.source, entry.name
+        for text in (entry.source, entry.description):
+            assert not re.search(r"seed\W*00\d", text, re.IGNORECASE), (entry.name, text)
+    entries = {e.name: e for e in builtins}
+    assert entries["conversational_faithfulness"].source == "ASTRID (Chowdhury et al.)"
+    assert entries["faithfulness"].source == "RAGAS (Es et al.), as in ASTRID's appendix"
+    assert entries["tbfact"].source == "TBFact (Healthcare Agent Orchestrator evaluation)"
+    assert entries["latency"].source == "Vertex AI Gen AI evaluation (agent performance metrics)"
+    assert entries["rubric"].source == "Vertex AI Gen AI evaluation (custom model-based metric)"
+
+
+def test_metric_records_the_source_it_is_given() -> None:
+    @metric("test_sourced_metric", source="Doe et al. (2024)")
+    def sourced(response: str) -> float:
+        """1 when there is a response."""
+        return float(bool(response))
+
+    entry = {e.name: e for e in catalogue()}["test_sourced_metric"]
+    assert (entry.source, entry.description) == ("Doe et al. (2024)", "1 when there is a response.")
 
 
 def test_parse_spec_forms() -> None:

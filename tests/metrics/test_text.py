@@ -369,7 +369,8 @@ def test_registry_settings_reach_the_instance() -> None:
 @pytest.mark.parametrize("name", TEXT_METRICS)
 def test_catalogue_entry(name: str) -> None:
     entry = get_entry(name)
-    assert entry.seed == "003"
+    lexical = "Vertex AI Gen AI evaluation (lexical response metrics)"
+    assert entry.source == ("SQuAD-style token F1" if name == "token_f1" else lexical)
     assert "response" in entry.requires
     assert entry.description
 

@@ -399,7 +399,7 @@ async def test_cloud_dataset_spelling_of_tool_calls() -> None:
 def test_builds_through_the_registry(spec: str) -> None:
     metric = build_metric(spec)
     assert metric.name == spec.partition("(")[0]
-    assert get_entry(metric.name).seed == "003"
+    assert get_entry(metric.name).source == "Vertex AI Gen AI evaluation (agent trajectory metrics)"
 
 
 def test_registry_settings_reach_the_instance() -> None:

@@ -1,4 +1,5 @@
-"""``clineval conversations``: simulate multi-agent conversations and score saved ones (seed 000)."""
+"""``clineval conversations``: simulate multi-agent conversations and score saved ones
+(after the Healthcare Agent Orchestrator's evaluation framework)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from clineval.store.sqlite import DEFAULT_STORE
 
 @click.group(name="conversations")
 def conversations_group() -> None:
-    """Multi-agent conversations: simulate them from scenarios, score saved or real ones (seed 000)."""
+    """Multi-agent conversations: simulate them from scenarios, score saved or real ones.
+
+    After the Healthcare Agent Orchestrator's evaluation framework (Qiu et al.).
+    """
 
 
 def _metrics(values: Sequence[str]) -> list[MetricSpec]:

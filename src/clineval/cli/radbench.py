@@ -1,4 +1,4 @@
-"""``clineval radbench``: the radiology agent benchmark (seed 004) from the command line."""
+"""``clineval radbench``: the radiology agent benchmark (RadA-BenchPlat) from the command line."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ HEADERS = {
 
 @click.group(name="radbench")
 def radbench_group() -> None:
-    """The radiology agent benchmark: records, tool-set conditions, agent cores, metrics (seed 004)."""
+    """The radiology agent benchmark: records, tool-set conditions, agent cores, metrics (RadA-BenchPlat)."""
 
 
 @radbench_group.command(name="generate")

@@ -24,7 +24,7 @@ from clineval.suites.table import case_table, disclaimer_of
 
 
 def is_suite_file(path: str | Path) -> bool:
-    """True when the file is a seed-002 suite (an evaluation header with pipeline/evaluators/cases)."""
+    """True when the file is an AutoAuth suite (an evaluation header with pipeline/evaluators/cases)."""
     doc = load_document(path)
     return looks_like_suite(doc.data)
 

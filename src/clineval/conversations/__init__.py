@@ -1,4 +1,4 @@
-"""Multi-agent conversations (seed 000): transcripts, segments, simulation and metrics.
+"""Multi-agent conversations (Healthcare Agent Orchestrator): transcripts, segments, simulation and metrics.
 
 See docs/conversations.md.
 """

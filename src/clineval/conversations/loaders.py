@@ -6,7 +6,7 @@
 may mix formats:
 
 **Semantic Kernel chat context** -- an object with ``chat_history``: what the healthcare
-agent orchestrator (seed 000) saves for simulated and real chats. ``chat_history`` is a
+agent orchestrator (Qiu et al.) saves for simulated and real chats. ``chat_history`` is a
 JSON *string* (or an object, or a list of messages) holding ``{"messages": [...]}``;
 ``conversation_id`` is the id; ``patient_id`` may be ``null``; the other keys
 (``patient_data``, ``display_blob_urls``, ...) go to the conversation's metadata when not

@@ -1,4 +1,5 @@
-"""Metrics of multi-agent conversations (seed 000): the orchestrator and each agent.
+"""Metrics of multi-agent conversations: the orchestrator and each agent, after the
+Healthcare Agent Orchestrator's evaluation framework (Qiu et al.).
 
 Every metric reads the conversation a case holds (:func:`~clineval.conversations.conversation_of`:
 a loaded transcript or the simulator's output); a case without one gets an error score
@@ -33,8 +34,8 @@ Individual agents (setting ``agent``):
 
 The three rating metrics show the judge the whole transcript, tool calls and results
 included, and need an LLM judge: with the offline judge (or none) their cases are
-unscored with that reason. Their ratings are directional signals (seed 000), not
-absolute measurements.
+unscored with that reason. Their ratings are directional signals, not absolute
+measurements (as the Healthcare Agent Orchestrator's evaluation framework puts it).
 """
 
 from __future__ import annotations
@@ -78,9 +79,11 @@ __all__ = [
 ORCHESTRATOR = "Orchestrator"
 DIRECTIONAL = (
     "An LLM judge's rating: a directional signal for comparing system versions, not an "
-    "absolute measure of correctness (seed 000)."
+    "absolute measure of correctness, as the Healthcare Agent Orchestrator's evaluation advises."
 )
 TEXT_SUFFIXES = (".txt", ".md")
+#: The source of the conversation metrics, as the metric catalogue names it.
+HAO_EVALUATION = "Healthcare Agent Orchestrator evaluation (Qiu et al.)"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -226,8 +229,8 @@ class _RatingMetric(BaseMetric):
 @metric(
     "agent_selection",
     description="LLM-judge rating 1-5: did the orchestrator route each request to the right agent(s) "
-    "(seed 000)",
-    seed="000",
+    "(Healthcare Agent Orchestrator evaluation)",
+    source=HAO_EVALUATION,
 )
 class AgentSelection(_RatingMetric):
     """Rating 1-5 of the orchestrator's routing of each user request to the right agent(s).
@@ -245,8 +248,8 @@ class AgentSelection(_RatingMetric):
 @metric(
     "intent_resolution",
     description="LLM-judge rating 1-5: did the system understand and complete the user's requests, "
-    "with scoping and clarification (seed 000)",
-    seed="000",
+    "with scoping and clarification (Healthcare Agent Orchestrator evaluation)",
+    source=HAO_EVALUATION,
 )
 class IntentResolution(_RatingMetric):
     """Rating 1-5 of how well the system understood and completed the user's requests.
@@ -263,8 +266,8 @@ class IntentResolution(_RatingMetric):
 @metric(
     "information_aggregation",
     description="LLM-judge rating 1-5: did the orchestrator synthesise the agents' outputs correctly "
-    "and completely (seed 000)",
-    seed="000",
+    "and completely (Healthcare Agent Orchestrator evaluation)",
+    source=HAO_EVALUATION,
 )
 class InformationAggregation(_RatingMetric):
     """Rating 1-5 of the orchestrator's synthesis of the agents' outputs.
@@ -292,8 +295,9 @@ class InformationAggregation(_RatingMetric):
 
 @metric(
     "agent_selection_accuracy",
-    description="Share of gold-labelled user turns answered first by the gold agent (seed 000; no judge)",
-    seed="000",
+    description="Share of gold-labelled user turns answered first by the gold agent "
+    "(Healthcare Agent Orchestrator evaluation; no judge)",
+    source=HAO_EVALUATION,
 )
 class AgentSelectionAccuracy(BaseMetric):
     """Turn-level agent selection against gold next-agent labels; deterministic.
@@ -368,8 +372,9 @@ class AgentSelectionAccuracy(BaseMetric):
 
 @metric(
     "tool_selection_accuracy",
-    description="Share of gold-labelled user turns answered with exactly the gold tools (seed 000; no judge)",
-    seed="000",
+    description="Share of gold-labelled user turns answered with exactly the gold tools "
+    "(Healthcare Agent Orchestrator evaluation; no judge)",
+    source=HAO_EVALUATION,
 )
 class ToolSelectionAccuracy(BaseMetric):
     """Turn-level tool selection against gold tool labels; deterministic.
@@ -691,8 +696,9 @@ class _AgentMetric(BaseMetric):
 
 @metric(
     "agent_context_relevancy",
-    description="Share of an agent's responses relevant to the user's request in context (seed 000)",
-    seed="000",
+    description="Share of an agent's responses relevant to the user's request in context "
+    "(Healthcare Agent Orchestrator evaluation)",
+    source=HAO_EVALUATION,
 )
 class ContextRelevancy(_AgentMetric):
     """Relevance of an agent's responses to the user's requests; offline or LLM judge.
@@ -782,8 +788,8 @@ class ContextRelevancy(_AgentMetric):
 
 @metric(
     "agent_tbfact",
-    description="TBFact F1 of an agent's messages against the patient's reference text (seed 000)",
-    seed="000",
+    description="TBFact F1 of an agent's messages against the patient's reference text",
+    source=HAO_EVALUATION,
 )
 class AgentTBFact(_AgentMetric):
     """TBFact of one agent's messages against the reference of the conversation's patient.
@@ -918,8 +924,8 @@ _RANK = {"entailed": 2, "partial": 1, "not_entailed": 0}
 @metric(
     "agent_source_support",
     description="Share of an agent's facts entailed by at least one of the patient's source documents "
-    "(seed 000)",
-    seed="000",
+    "(Healthcare Agent Orchestrator evaluation)",
+    source=HAO_EVALUATION,
 )
 class AgentSourceSupport(_AgentMetric):
     """Grounding of an agent's facts in the patient's source documents, one to one.
@@ -932,8 +938,8 @@ class AgentSourceSupport(_AgentMetric):
     sub-scores ``support_lenient`` (entailed or partially entailed by some document),
     ``partial`` (share whose best verdict is partial), and the counts ``n_facts``,
     ``n_documents``, ``supported``, ``unsupported``. A fact that condenses several
-    documents can be supported by none of them one to one (seed 000 found most of its
-    unsupported 3% to be such syntheses), so unsupported is not the same as hallucinated.
+    documents can be supported by none of them one to one (the TBFact study found most of
+    its unsupported 3% to be such syntheses), so unsupported is not the same as hallucinated.
     Details list every fact with its best document and evidence, unsupported facts first.
     Error when the conversation has no patient or the patient has no source document; not
     applicable when the agent never spoke or stated no fact.

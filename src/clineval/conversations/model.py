@@ -1,5 +1,6 @@
-"""Multi-agent conversations (seed 000): ordered messages between a user and named agents,
-with tool calls and their results, and what the conversation is about.
+"""Multi-agent conversations (as in the Healthcare Agent Orchestrator): ordered messages
+between a user and named agents, with tool calls and their results, and what the
+conversation is about.
 
 A :class:`Conversation` is what the loaders produce from saved transcripts (native
 JSONL, OpenAI-style message lists, Semantic Kernel chat histories), what the simulator

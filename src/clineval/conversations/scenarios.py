@@ -1,4 +1,4 @@
-"""Scenarios for simulated conversations (seed 000): who the user is, what they ask, in
+"""Scenarios for simulated conversations (Healthcare Agent Orchestrator): who the user is, what they ask, in
 which order, and which agent should answer each question.
 
 A scenario file is YAML, either a list of scenarios or a mapping with ``scenarios:``::

@@ -1,7 +1,7 @@
 """Split a conversation into what one agent said, each with what came just before.
 
-Definitions (seed 000; the same rules as the public evaluation code of the healthcare
-agent orchestrator, except where noted):
+Definitions (the same rules as the public evaluation code of the Healthcare Agent
+Orchestrator, except where noted):
 
 - An agent's **run** is a maximal sequence of consecutive messages made of ``assistant``
   messages whose speaker is the agent (compared case-insensitively) and of the ``tool``

@@ -1,4 +1,4 @@
-"""Simulated conversations (seed 000): a simulated user talks with the system under test,
+"""Simulated conversations (Healthcare Agent Orchestrator): a simulated user talks with the system under test,
 scenario by scenario and trial by trial; each finished trial is saved and scored.
 
 The pieces, from the bottom up:

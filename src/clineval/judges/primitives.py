@@ -38,7 +38,7 @@ Importance = Literal["high", "medium", "low"]
 SentenceKind = Literal["acknowledgement", "question", "informative"]
 JudgeKind = Literal["llm", "heuristic"]
 
-#: Fact categories of seed 000, the default for TBFact.
+#: Fact categories of the Healthcare Agent Orchestrator's evaluation, the default for TBFact.
 DEFAULT_CATEGORIES: tuple[str, ...] = (
     "demographics",
     "diagnosis",

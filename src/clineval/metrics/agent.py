@@ -1,4 +1,6 @@
-"""Agent performance metrics recorded for every case the agent ran (seed 003).
+"""Agent performance metrics recorded for every case the agent ran.
+
+Source: the agent evaluation of Vertex AI's Gen AI evaluation service.
 
 ``latency`` is the wall time of the agent call in seconds; ``failure`` is 1 when the
 call raised or timed out and 0 when it returned a valid response. Both are added to a
@@ -12,8 +14,11 @@ from clineval.metrics.base import BaseMetric, ScoreContext
 from clineval.metrics.registry import metric
 from clineval.model import Case, Score
 
+#: Where both metrics come from, as the metric catalogue names it.
+AGENT_SOURCE = "Vertex AI Gen AI evaluation (agent performance metrics)"
 
-@metric("latency", seed="003")
+
+@metric("latency", source=AGENT_SOURCE)
 class Latency(BaseMetric):
     """Seconds the agent took to return its response (not applicable when the call failed)."""
 
@@ -33,7 +38,7 @@ class Latency(BaseMetric):
         return Score(value=run.latency_s, details={"attempts": run.attempts})
 
 
-@metric("failure", seed="003")
+@metric("failure", source=AGENT_SOURCE)
 class Failure(BaseMetric):
     """1 when the agent call raised, timed out or returned an invalid output; 0 otherwise."""
 

@@ -245,7 +245,11 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-@metric("tbfact", description="Claim-level factuality both ways: precision, recall, F1 (TBFact)", seed="000")
+@metric(
+    "tbfact",
+    description="Claim-level factuality both ways: precision, recall, F1 (TBFact)",
+    source="TBFact (Healthcare Agent Orchestrator evaluation)",
+)
 class TBFact(BaseMetric):
     """Claim-level factuality of the response against a reference (see the module docstring).
 

@@ -1,4 +1,6 @@
-"""Safety metrics for retrieval-augmented clinical question answering (seed 001).
+"""Safety metrics for retrieval-augmented clinical question answering.
+
+Source: ASTRID (Chowdhury et al.); the RAGAS-style baselines as in its appendix.
 
 The ASTRID triad:
 
@@ -58,6 +60,10 @@ from clineval.nlp.sentences import split_sentences
 
 TRUE_WORDS = {"true", "yes", "y", "1", "refuse", "refusal", "decline", "should_refuse"}
 FALSE_WORDS = {"false", "no", "n", "0", "answer", "should_answer"}
+
+#: Where the metrics come from, as the metric catalogue names it.
+ASTRID_SOURCE = "ASTRID (Chowdhury et al.)"
+RAGAS_SOURCE = "RAGAS (Es et al.), as in ASTRID's appendix"
 
 
 def question_of(case: Case) -> str:
@@ -123,7 +129,7 @@ def _judge_details(prims: Primitives) -> dict[str, Any]:
 @metric(
     "conversational_faithfulness",
     description="Share of the answer's informative sentences grounded in the context (ASTRID CF)",
-    seed="001",
+    source=ASTRID_SOURCE,
 )
 class ConversationalFaithfulness(BaseMetric):
     """ASTRID's Conversational Faithfulness (see the module docstring).
@@ -254,7 +260,7 @@ def _label_value(raw: Any) -> bool | None:
 @metric(
     "refusal_accuracy",
     description="Did the system decline exactly when it should have (ASTRID RA)",
-    seed="001",
+    source=ASTRID_SOURCE,
 )
 class RefusalAccuracy(BaseMetric):
     """ASTRID's Refusal Accuracy (see the module docstring).
@@ -337,7 +343,7 @@ class RefusalAccuracy(BaseMetric):
 @metric(
     "context_relevance",
     description="Is the retrieved context relevant to the question: 1 or 0 (ASTRID CR)",
-    seed="001",
+    source=ASTRID_SOURCE,
 )
 class ContextRelevance(BaseMetric):
     """ASTRID's binary Context Relevance (see the module docstring)."""
@@ -367,7 +373,7 @@ class ContextRelevance(BaseMetric):
 @metric(
     "faithfulness",
     description="Share of the answer's statements supported by the context (RAGAS-style baseline)",
-    seed="001",
+    source=RAGAS_SOURCE,
 )
 class Faithfulness(BaseMetric):
     """RAGAS-style faithfulness, the baseline of ASTRID's appendix (see the module docstring)."""
@@ -420,7 +426,7 @@ class Faithfulness(BaseMetric):
 @metric(
     "context_relevance_ragas",
     description="Share of context sentences relevant to the question (RAGAS-style)",
-    seed="001",
+    source=RAGAS_SOURCE,
 )
 class ContextRelevanceRagas(BaseMetric):
     """RAGAS-style context relevance: relevant context sentences over all of them."""
@@ -478,7 +484,7 @@ def _cosines(encoder: TextEncoder, anchor: str, texts: Sequence[str]) -> list[fl
     "answer_relevance",
     description="How directly the answer addresses the question: similarity of the question to "
     "questions generated from the answer (RAGAS)",
-    seed="001",
+    source=RAGAS_SOURCE,
 )
 class AnswerRelevance(BaseMetric):
     """RAGAS answer relevance (Es et al.; ASTRID appendix A.1, eq. 2).

@@ -41,7 +41,7 @@ class MetricEntry:
     description: str
     requires: tuple[str, ...]
     needs_judge: bool
-    seed: str | None
+    source: str | None
 
 
 _REGISTRY: dict[str, MetricEntry] = {}
@@ -52,13 +52,13 @@ def metric(
     name: str | Callable[..., Any] | None = None,
     *,
     description: str | None = None,
-    seed: str | None = None,
+    source: str | None = None,
 ) -> Any:
     """Register a metric class or function under ``name`` (default: its own name).
 
     Use as ``@metric``, ``@metric()`` or ``@metric("name", description=...)``.
     ``description`` is the one line shown by ``clineval metrics`` (default: the first line
-    of the docstring); ``seed`` names the source document the definition follows.
+    of the docstring); ``source`` names the system or paper the definition follows.
     """
     if callable(name):  # used bare: @metric
         return metric()(name)
@@ -86,7 +86,7 @@ def metric(
             existing = _REGISTRY[key]
             if getattr(existing.factory, "__qualname__", None) != getattr(obj, "__qualname__", None):
                 raise ConfigError(f"a metric named {key!r} is already registered")
-        _REGISTRY[key] = MetricEntry(key, factory, doc, requires, needs_judge, seed)
+        _REGISTRY[key] = MetricEntry(key, factory, doc, requires, needs_judge, source)
         return obj
 
     return decorate

@@ -1,4 +1,6 @@
-"""``rubric``: a judge-scored pointwise metric defined by criteria and a rating scale (seed 003).
+"""``rubric``: a judge-scored pointwise metric defined by criteria and a rating scale.
+
+Source: the custom model-based metrics of Vertex AI's Gen AI evaluation service.
 
 The judge reads the case's inputs and response, weighs them against named criteria and
 returns one rating from the scale with an explanation. The score's value is the rating
@@ -136,7 +138,7 @@ def _display(number: float) -> int | float:
     return int(number) if number.is_integer() else number
 
 
-@metric("rubric", seed="003")
+@metric("rubric", source="Vertex AI Gen AI evaluation (custom model-based metric)")
 class Rubric(BaseMetric):
     """Judge rating of the response against criteria on a rating scale, with the judge's explanation."""
 

@@ -1,4 +1,7 @@
-"""Lexical response metrics: exact match, token F1, ROUGE and BLEU (seed 003).
+"""Lexical response metrics: exact match, token F1, ROUGE and BLEU.
+
+Source: exact match, ROUGE and BLEU are lexical response metrics of Vertex AI's Gen AI
+evaluation service; token F1 is the SQuAD-style one.
 
 Each metric compares ``case.response`` with a target text: ``case.reference``, or for
 ``exact_match`` the ``case.expected`` value when the case has one. ROUGE comes from the
@@ -29,6 +32,9 @@ from clineval.model import Case, Score
 
 #: The ROUGE variants computed by ``rouge``, in the order they are reported.
 ROUGE_TYPES: tuple[str, ...] = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+
+#: Where exact match, ROUGE and BLEU come from, as the metric catalogue names it.
+LEXICAL_SOURCE = "Vertex AI Gen AI evaluation (lexical response metrics)"
 
 _TRAILING_PUNCTUATION = re.compile(r"[\s.!?;:]+$")
 
@@ -121,7 +127,7 @@ class _LexicalMetric(BaseMetric):
         raise NotImplementedError
 
 
-@metric("exact_match", seed="003")
+@metric("exact_match", source=LEXICAL_SOURCE)
 class ExactMatch(_LexicalMetric):
     """1 when the response equals the expected answer (or the reference), after normalisation."""
 
@@ -156,7 +162,7 @@ class ExactMatch(_LexicalMetric):
         )
 
 
-@metric("token_f1", seed="003")
+@metric("token_f1", source="SQuAD-style token F1")
 class TokenF1(_LexicalMetric):
     """Harmonic mean of token precision and recall against the reference (clinical tokens)."""
 
@@ -195,7 +201,7 @@ def _no_tokens(response_tokens: list[str], reference_tokens: list[str]) -> str:
     return "the response has no token" if not response_tokens else "the reference has no token"
 
 
-@metric("rouge", seed="003")
+@metric("rouge", source=LEXICAL_SOURCE)
 class Rouge(_LexicalMetric):
     """ROUGE F-measure (rouge-score); all of ROUGE-1, -2, -L and -Lsum in the sub-scores."""
 
@@ -228,7 +234,7 @@ class Rouge(_LexicalMetric):
         return Score(value=sub_scores[self.rouge_type], sub_scores=sub_scores, details=details)
 
 
-@metric("bleu", seed="003")
+@metric("bleu", source=LEXICAL_SOURCE)
 class Bleu(_LexicalMetric):
     """Sentence BLEU against the reference (sacrebleu), scaled to 0-1."""
 

@@ -1,4 +1,6 @@
-"""Trajectory metrics: compare the tool calls an agent made with a reference (seed 003).
+"""Trajectory metrics: compare the tool calls an agent made with a reference.
+
+Source: the agent evaluation of Vertex AI's Gen AI evaluation service.
 
 Five metrics compare ``case.trajectory`` (predicted) with ``case.reference_trajectory``:
 exact match, in-order match, any-order match, precision and recall. A sixth, single tool
@@ -39,6 +41,8 @@ from clineval.model import Case, Score, ToolCall
 
 MatchMode = Literal["name_and_args", "name"]
 MATCH_MODES: tuple[str, ...] = ("name_and_args", "name")
+#: Where the six metrics come from, as the metric catalogue names it.
+TRAJECTORY_SOURCE = "Vertex AI Gen AI evaluation (agent trajectory metrics)"
 
 _ABSENT = ("absent",)
 _SHOWN_CALLS = 3
@@ -244,7 +248,7 @@ def _empty_reason(predicted: Sequence[ToolCall], reference: Sequence[ToolCall]) 
     return None
 
 
-@metric("trajectory_exact_match", seed="003")
+@metric("trajectory_exact_match", source=TRAJECTORY_SOURCE)
 class TrajectoryExactMatch(_TrajectoryMetric):
     """1 when the predicted calls equal the reference calls, in the same order, nothing extra."""
 
@@ -264,7 +268,7 @@ class TrajectoryExactMatch(_TrajectoryMetric):
         return "not identical" + self._missing(alignment) + self._extra(alignment)
 
 
-@metric("trajectory_in_order_match", seed="003")
+@metric("trajectory_in_order_match", source=TRAJECTORY_SOURCE)
 class TrajectoryInOrderMatch(_TrajectoryMetric):
     """1 when every reference call occurs in the prediction in reference order (extras allowed)."""
 
@@ -273,7 +277,7 @@ class TrajectoryInOrderMatch(_TrajectoryMetric):
         return self._coverage(alignment, " in reference order", "missing or out of order")
 
 
-@metric("trajectory_any_order_match", seed="003")
+@metric("trajectory_any_order_match", source=TRAJECTORY_SOURCE)
 class TrajectoryAnyOrderMatch(_TrajectoryMetric):
     """1 when every reference call occurs in the prediction, in any order (extras allowed)."""
 
@@ -281,7 +285,7 @@ class TrajectoryAnyOrderMatch(_TrajectoryMetric):
         return self._coverage(self.matcher.any_order(predicted, reference), "", "missing")
 
 
-@metric("trajectory_precision", seed="003")
+@metric("trajectory_precision", source=TRAJECTORY_SOURCE)
 class TrajectoryPrecision(_TrajectoryMetric):
     """Share of the predicted calls that also appear in the reference trajectory."""
 
@@ -297,7 +301,7 @@ class TrajectoryPrecision(_TrajectoryMetric):
         return self._score(found / len(predicted), explanation, alignment)
 
 
-@metric("trajectory_recall", seed="003")
+@metric("trajectory_recall", source=TRAJECTORY_SOURCE)
 class TrajectoryRecall(_TrajectoryMetric):
     """Share of the reference calls that also appear in the predicted trajectory."""
 
@@ -312,7 +316,7 @@ class TrajectoryRecall(_TrajectoryMetric):
         return self._score(found / len(reference), explanation, alignment)
 
 
-@metric("trajectory_single_tool_use", seed="003")
+@metric("trajectory_single_tool_use", source=TRAJECTORY_SOURCE)
 class TrajectorySingleToolUse(BaseMetric):
     """1 when the predicted trajectory calls the tool given as tool_name at least once."""
 

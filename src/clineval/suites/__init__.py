@@ -1,4 +1,5 @@
-"""Evaluation suites in YAML (seed 002): cases as configuration, a pipeline-evaluator lifecycle.
+"""Evaluation suites in YAML (the AutoAuth prior-authorization schema): cases as configuration,
+a pipeline-evaluator lifecycle.
 
 >>> from clineval.suites import run_suite
 >>> outcome = run_suite("examples/prior_auth/suite.yaml")

@@ -54,7 +54,7 @@ def as_text(value: Any) -> str:
 
 
 def import_target(target: str) -> str:
-    """``module:Class``; the dotted form ``package.module.Class`` (seed 002's example) is accepted too."""
+    """``module:Class``; the dotted form ``package.module.Class`` (AutoAuth's example) is accepted too."""
     target = target.strip()
     if ":" not in target and "." in target:
         module, _, attr = target.rpartition(".")

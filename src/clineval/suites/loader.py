@@ -391,7 +391,7 @@ class _Checker:
         )
 
     def _context(self, value: Any, path: PathKey) -> Any:
-        """A context mapping with its ``module:Class`` entries built (seed 002)."""
+        """A context mapping with its ``module:Class`` entries built (AutoAuth suite schema)."""
         if not isinstance(value, dict):
             return value
         built: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""A model configuration for evaluators that ask for one (seed 002).
+"""A model configuration for evaluators that ask for one (AutoAuth suite schema).
 
 An evaluator whose constructor has a ``model_config`` parameter gets one from the suite
 (``args.model_config``), or else from the environment:

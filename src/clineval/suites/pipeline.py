@@ -1,4 +1,4 @@
-"""The pipeline-evaluator lifecycle (seed 002).
+"""The pipeline-evaluator lifecycle of the AutoAuth suite schema.
 
 A suite names a :class:`PipelineEvaluator` subclass in ``pipeline.class``. clineval
 builds it with the suite and the pipeline parameters, then calls :meth:`run_pipeline`,

@@ -1,4 +1,4 @@
-"""The suite file schema (seed 002), as pydantic models.
+"""The suite file schema of the AutoAuth prior-authorization evaluation framework, as pydantic models.
 
 A suite file holds one evaluation: a header under the evaluation id, and one section
 per case, each under its case id::
@@ -25,7 +25,7 @@ per case, each under its case id::
           context: ...                     # optional
 
 Fields marked *extension* are clineval's additions; a file without them is a plain
-seed-002 suite.
+AutoAuth-schema suite.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ FormName = Literal["suite", "run"]
 
 
 def looks_like_suite(data: Any) -> bool:
-    """True for the seed-002 form: some top-level value is a header (pipeline/evaluators/cases)."""
+    """True for the AutoAuth suite form: some top-level value is a header (pipeline/evaluators/cases)."""
     return isinstance(data, dict) and any(
         isinstance(value, dict) and HEADER_KEYS & set(value) for value in data.values()
     )

@@ -1,4 +1,4 @@
-"""Tool sets of the eight evaluation conditions (seed 004, "Dynamic Tool Set Simulation").
+"""Tool sets of the eight evaluation conditions (RadA-BenchPlat, "Dynamic Tool Set Simulation").
 
 :func:`build_tool_set` builds the tools one episode sees, from the record (its anatomy,
 modality and true labels), the task and the condition. Everything random is drawn from a

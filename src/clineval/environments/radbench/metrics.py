@@ -1,4 +1,4 @@
-"""The metrics of the radiology agent benchmark (seed 004, section 4.3 "Evaluation Metrics",
+"""The metrics of the radiology agent benchmark (RadA-BenchPlat, section 4.3 "Evaluation Metrics",
 Observations 1-6), computed from one :class:`~clineval.environments.radbench.model.Episode`.
 
 :func:`episode_metrics` returns every metric of one episode by name; a value of ``None``

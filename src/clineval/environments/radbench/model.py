@@ -1,7 +1,7 @@
 """The data model of the radiology agent benchmark: records, QA pairs, tool cards, the
 actions an agent core takes, and the trace of one episode.
 
-Field names of :class:`Record` follow the published RadABench record format (seed 004's
+Field names of :class:`Record` follow the published RadABench record format (RadA-BenchPlat's
 supplementary example), so published files load as they are; in Python they are
 snake_case (``record.organ_biomarker.organ_quant``), in JSON the published keys
 (``OrganBiomarker.OrganQuant``).

@@ -1,4 +1,4 @@
-"""Prompts of the LLM agent core (seed 004's workflow, in this project's own words).
+"""Prompts of the LLM agent core (RadA-BenchPlat's workflow, in this project's own words).
 
 The workflow has three stages: decompose the question into a chain of tool categories
 (the plan), call one tool per reply until the question can be answered (``<Call>``,

@@ -1,7 +1,7 @@
 """The eleven questions of a record, one per task, and their reference answers.
 
 Questions are asked as a clinician would, with a few phrasings per task chosen by a
-seeded random generator, and never reveal what the tools must find (seed 004's rule):
+seeded random generator, and never reveal what the tools must find (RadA-BenchPlat's rule):
 no anatomy, modality, disease, finding, organ, measurement or score appears in a
 question, so the agent has to classify the image and run the chain.
 :func:`question_leaks` lists any such value found in a question (the tests check every

@@ -200,7 +200,7 @@ def episode_of(case: Case) -> Episode | None:
 
 
 class RadbenchMetric(BaseMetric):
-    """Task completion of the episode, with every benchmark metric as a sub-score (seed 004)."""
+    """Task completion of the episode, with every RadA-BenchPlat metric as a sub-score."""
 
     name = METRIC_NAME
     description = "radiology benchmark: task completion; every RadA-BenchPlat metric as a sub-score"

@@ -1,4 +1,4 @@
-"""Summaries and core comparisons of the radiology agent benchmark (seed 004).
+"""Summaries and core comparisons of the radiology agent benchmark (RadA-BenchPlat).
 
 A *row* is one episode: its metadata (``record_id``, ``task``, ``complexity``,
 ``condition``, ``core``, ... as strings) and its metrics

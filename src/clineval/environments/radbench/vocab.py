@@ -1,4 +1,4 @@
-"""The fixed vocabulary of the radiology agent benchmark (seed 004): anatomies, modalities,
+"""The fixed vocabulary of the radiology agent benchmark (RadA-BenchPlat): anatomies, modalities,
 tool categories, memory-bank variables and the eleven tasks with their ground-truth chains.
 
 Facts from the seed: 22 anatomy-modality pairs; ten tool categories numbered 0-9; eleven

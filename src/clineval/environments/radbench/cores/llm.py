@@ -1,5 +1,5 @@
 """The LLM agent core: a chat model behind an OpenAI-compatible endpoint or Azure OpenAI
-plans, calls tools one at a time and concludes (seed 004's agent workflow).
+plans, calls tools one at a time and concludes (RadA-BenchPlat's agent workflow).
 
 Two forms (``mode``):
 
