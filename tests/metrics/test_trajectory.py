@@ -220,7 +220,7 @@ def test_output_and_id_never_take_part() -> None:
     assert values([with_output], [LABS]) == expect(1, 1, 1, 1, 1)
 
 
-def test_seed_example_device_id_differs() -> None:
+def test_vertex_example_device_id_differs() -> None:
     # reference set_device_info(device_id=device_2, ...) vs predicted device_3:
     # not the same call by name and arguments, the same call by name.
     reference = [call("set_device_info", device_id="device_2", updates={"status": "OFF"})]

@@ -62,7 +62,7 @@ PLAN_JSON = (
             ["$Information$", "$Anatomy$"],
             [2, 3, 5, 8],
         ),
-        # the seed's Part-1 line format, with curly quotes and a chain over two lines
+        # RadA-BenchPlat's Part-1 line format, with curly quotes and a chain over two lines
         (
             "Known Info: [’$Anatomy$’, ’$modality$’]\nTool Chain: [*Anatomy Classification Tool* -> "
             "*Modality Classification Tool*\n-> *Organ Biomarker Quantification Tool*]",

@@ -580,7 +580,7 @@ def test_compare_cores_hand_worked() -> None:
 
 
 def test_compare_cores_seed_shape_and_degenerate() -> None:
-    # the seed's multi-agent result shape: 17 wins, 2 ties, 1 loss over 20 patients (LD, lower better)
+    # RadA-BenchPlat's multi-agent result shape: 17 wins, 2 ties, 1 loss over 20 patients (LD, lower better)
     a = {f"p{i:02d}": [2.0] for i in range(20)}
     b = {f"p{i:02d}": [2.0 - 0.05 * (i + 1)] for i in range(17)} | {"p17": [2.0], "p18": [2.0], "p19": [2.01]}
     result = compare_cores(_rows("A", a, "ld_exec_gt"), _rows("B", b, "ld_exec_gt"), "ld_exec_gt")

@@ -18,7 +18,7 @@ def env() -> dict[str, str]:
 
 def test_run_validate_and_show_a_suite(tmp_path: Path) -> None:
     store = str(tmp_path / "runs.db")
-    suite = str(DATA / "seed_example.yaml")
+    suite = str(DATA / "prior_auth_example.yaml")
     checked = clineval("validate", suite, cwd=ROOT, env=env())
     assert checked.returncode == 0, checked.stderr
     assert "ok: suite 'evaluation_id': 1 cases, evaluators EvaluatorUniqueName" in checked.stdout
@@ -35,7 +35,7 @@ def test_run_validate_and_show_a_suite(tmp_path: Path) -> None:
 def test_suite_options_that_do_not_apply_are_refused(tmp_path: Path) -> None:
     refused = clineval(
         "run",
-        str(DATA / "seed_example.yaml"),
+        str(DATA / "prior_auth_example.yaml"),
         "--metric",
         "rouge",
         "--store",
@@ -49,7 +49,7 @@ def test_suite_options_that_do_not_apply_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_broken_suite_lists_every_problem_and_exits_2(tmp_path: Path) -> None:
-    text = (DATA / "seed_example.yaml").read_text(encoding="utf-8")
+    text = (DATA / "prior_auth_example.yaml").read_text(encoding="utf-8")
     broken = tmp_path / "broken.yaml"
     broken.write_text(
         text.replace("metrics: [EvaluatorUniqueName]", "metrics: [EvaluatorUniqeName]").replace(

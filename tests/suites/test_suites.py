@@ -26,12 +26,12 @@ def results_by_metric(outcome: Any) -> dict[str, Any]:
     return {(r.case_id, r.metric): r.score for r in outcome.result.results}
 
 
-# --- the seed's annotated example ----------------------------------------------------
+# --- the AutoAuth framework's annotated example ----------------------------------------------------
 
 
 def test_seed_annotated_example_loads_and_runs(tmp_path: Path) -> None:
     standins.CALLS.clear()
-    suite = load_suite(DATA / "seed_example.yaml")
+    suite = load_suite(DATA / "prior_auth_example.yaml")
     assert suite.id == "evaluation_id"
     assert suite.header.pipeline.params == {"uploaded_files": "path/to/documents"}
     assert [c.id for c in suite.cases] == ["evaluation_id.v0"]
@@ -377,7 +377,7 @@ def test_secrets_from_the_environment_are_never_stored(tmp_path: Path) -> None:
 
 
 def test_suite_file_with_includes_and_a_copied_example(tmp_path: Path) -> None:
-    shutil.copy(DATA / "seed_example.yaml", tmp_path / "base.yaml")
+    shutil.copy(DATA / "prior_auth_example.yaml", tmp_path / "base.yaml")
     file = write(
         tmp_path,
         "include: base.yaml\nevaluation_id:\n  tags: {team: pa}\n"

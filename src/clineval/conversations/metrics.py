@@ -30,7 +30,8 @@ Individual agents (setting ``agent``):
     reference text of the conversation's patient.
 ``agent_source_support``
     share of the facts in the agent's messages entailed by at least one of the patient's
-    source documents (the seed's "97% of facts entailed by any source" analysis).
+    source documents (the Healthcare Agent Orchestrator evaluation's "97% of facts
+    entailed by any source" analysis).
 
 The three rating metrics show the judge the whole transcript, tool calls and results
 included, and need an LLM judge: with the offline judge (or none) their cases are

@@ -40,7 +40,7 @@ evaluators, and the treatment recommender -- 8 tools):
 Deviations from the public code (research note 1.5), each a fix:
 
 * Everything is seeded (the public builders use the unseeded global ``random``).
-* ``redundant_regular`` is the seed's "necessary tools plus at most one extra per
+* ``redundant_regular`` is RadA-BenchPlat's "necessary tools plus at most one extra per
   category"; the public ``build_tools_basic`` (15 tools) was never used by a pipeline.
   At least one extra tool is always added, so the set is never identical to the baseline.
 * ``redundant_medium`` draws other pairs from the whole list when the same-modality and

@@ -1,6 +1,6 @@
 """One episode: an agent core answers one question about one record with one tool set.
 
-The seed's workflow: the core plans (task decomposition), then acts one step at a time
+RadA-BenchPlat's workflow: the core plans (task decomposition), then acts one step at a time
 (``<Call>``, ``<EndCall>`` for the last step, or ``<NoCall>`` when no tool fits) while the
 simulator executes each call and fills the memory bank, and finally concludes with an
 answer from the memory bank.
@@ -9,7 +9,7 @@ How an episode ends (``Episode.finished``):
 
 * ``endcall``: an ``<EndCall>`` ran without error.
 * ``io_error``: a call failed (unknown tool, scope mismatch, missing, unavailable or
-  invalid input): the chain is broken, as in the seed.
+  invalid input): the chain is broken, as in RadA-BenchPlat.
 * ``nocall``: the core declined. With automated tool building a NoCall that states the
   gap adds a tool and the episode goes on instead.
 * ``malformed``: the core's reply could not be read.
@@ -29,7 +29,7 @@ Deviations from the public harness (research note 1.6), each a fix or a stated c
   exception ends the episode (``core_error``) instead of a recursive retry of the whole
   run; retrying a transport error is the LLM core's business.
 * The core sees the patient information (``EpisodeView.information`` and
-  ``$Information$`` in the memory bank) from the start, as in the seed's case study; the
+  ``$Information$`` in the memory bank) from the start, as in RadA-BenchPlat's case study; the
   public harness kept a placeholder until the conclusion prompt.
 * An unreadable plan ends the episode (``no_plan``); the public harness found plan steps
   by substring search and never failed there.

@@ -2,7 +2,7 @@
 Observations 1-6), computed from one :class:`~clineval.environments.radbench.model.Episode`.
 
 :func:`episode_metrics` returns every metric of one episode by name; a value of ``None``
-means "does not apply to this episode" (never 0). The seed says that all metrics except
+means "does not apply to this episode" (never 0). RadA-BenchPlat says that all metrics except
 the two unsolvability ones "evaluate the LLM performance in solvable cases", so they are
 ``None`` on unsolvable episodes; the unsolvability metrics are ``None`` on solvable ones;
 task completion applies to every episode. Which tool-set conditions a table uses
@@ -24,7 +24,7 @@ A step *failed* when it is a ``call``, ``endcall`` or ``malformed`` step that is
 (a ``nocall`` is a decision, not a failure). The chain *ended with a successful EndCall*
 when the episode's last step is an ``ok`` ``endcall``.
 
-Definitions (seed wording in quotes; range; direction):
+Definitions (RadA-BenchPlat's wording in quotes; range; direction):
 
 Chain planning (solvable episodes only)
     ``ld_plan_gt``, ``ld_exec_gt``, ``ld_plan_exec`` -- Levenshtein distance, "the minimum
@@ -88,7 +88,7 @@ Unsolvability parsing (unsolvable episodes only)
 
 Solvable episodes only
     ``false_refusal`` -- 1 if the core declined (a ``nocall`` step) although the task was
-    solvable, else 0. Lower is better. (Not a seed metric; the complement of awareness.)
+    solvable, else 0. Lower is better. (Not a RadA-BenchPlat metric; the complement of awareness.)
 
 Task completion (every episode)
     ``completion`` -- the paper's primary metric, "successfully solving a query by

@@ -6,8 +6,8 @@ finds inputs by *substring* search over the ``<Input>`` text, so a reply mention
 about structure and lenient about spelling:
 
 * :func:`parse_plan` accepts a JSON object (bare, in a ```` ```json ```` fence, or with
-  Python quoting) with the keys ``known``/``chain`` or the seed-style ``"Known Info"`` /
-  ``"Tool Chain"``, or a line ``Tool Chain: [*A* -> *B*]`` (the seed's Part-1 format).
+  Python quoting) with the keys ``known``/``chain`` or the RadA-BenchPlat-style ``"Known Info"`` /
+  ``"Tool Chain"``, or a line ``Tool Chain: [*A* -> *B*]`` (RadA-BenchPlat's Part-1 format).
   Category names are matched leniently (``"Organ Segmentation Tool"``,
   ``"Anomaly Biomarker Quantification Tool"``, ``"Treatment Planner"``, ``"6"``...);
   a step naming no category makes the whole plan :class:`Malformed`.

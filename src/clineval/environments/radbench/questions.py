@@ -8,7 +8,7 @@ question, so the agent has to classify the image and run the chain.
 generated question).
 
 Reference answers are short and grounded in the record; masks are written as the
-placeholders ``[Organ Mask]`` and ``[Anomaly Mask]``, as in the seed's QA pairs.
+placeholders ``[Organ Mask]`` and ``[Anomaly Mask]``, as in RadA-BenchPlat's QA pairs.
 """
 
 from __future__ import annotations

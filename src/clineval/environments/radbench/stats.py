@@ -11,7 +11,7 @@ a stored run, :func:`rows_from_episodes` those of episodes in memory.
   (:func:`clineval.results.aggregate.bootstrap_ci`: 2,000 resamples, fixed seed).
   Not-applicable values never enter a mean; a metric that applies to no episode of a group
   has ``n = 0`` and no mean.
-* :func:`compare_cores` -- the seed's per-patient comparison of two cores or prompting
+* :func:`compare_cores` -- RadA-BenchPlat's per-patient comparison of two cores or prompting
   strategies ("we calculated average Levenshtein distances per patient and defined a 'win'
   when one method outperformed another"; e.g. "17 wins, 2 ties, and 1 loss"): the metric's
   mean per record for each core, over the records both runs have; wins, ties and losses of
@@ -251,7 +251,7 @@ def compare_cores(
     by: str = "record_id",
     higher_is_better: bool | None = None,
 ) -> CoreComparison:
-    """B against A on ``metric``, per value of ``by`` (a record: the seed compares per patient).
+    """B against A on ``metric``, per value of ``by`` (a record: RadA-BenchPlat compares per patient).
 
     Each core's values of a record are averaged (over its tasks, conditions and repeats in
     the rows); only records where both cores have an applicable value are paired. Wins are

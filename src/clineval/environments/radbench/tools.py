@@ -468,7 +468,7 @@ def _property(card: ToolCard) -> str:
 
 
 def describe(card: ToolCard) -> dict[str, Any]:
-    """The card as the agent sees it (the seed's tool-card fields)."""
+    """The card as the agent sees it (RadA-BenchPlat's tool-card fields)."""
     return {
         "Name": card.name,
         "Category": card.category.title,

@@ -1,7 +1,7 @@
 """The fixed vocabulary of the radiology agent benchmark (RadA-BenchPlat): anatomies, modalities,
 tool categories, memory-bank variables and the eleven tasks with their ground-truth chains.
 
-Facts from the seed: 22 anatomy-modality pairs; ten tool categories numbered 0-9; eleven
+Facts from RadA-BenchPlat: 22 anatomy-modality pairs; ten tool categories numbered 0-9; eleven
 tasks whose keys are their category chains; complexity by the number of steps (simple
 under 4, moderate 4 to 6, complex more than that).
 
@@ -11,7 +11,7 @@ Choices of this project, documented in docs/radbench.md:
   needs both the organ and the anomaly biomarker (tasks 0123568, 01235678, 012356789):
   the task key lists the categories, the chain lists the calls.
 * Complexity uses the number of categories in the key: 3 → simple, 4-5 → moderate,
-  7 or more → complex (the seed's "fewer than 4 / 4 to 6 / 6 or more" cut points leave no
+  7 or more → complex (RadA-BenchPlat's "fewer than 4 / 4 to 6 / 6 or more" cut points leave no
   ambiguity for these chains).
 * The milestone of each task (for the milestone hit rate) is the intermediate result a
   clinician would still value if the final step failed; see ``Task.milestone``.
@@ -73,7 +73,7 @@ CATEGORY_NAMES: dict[Category, str] = {
     Category.TREATMENT_RECOMMENDER: "Treatment Recommender",
 }
 
-#: Variables of the memory bank, written ``$Name$`` as in the seed's prompts.
+#: Variables of the memory bank, written ``$Name$`` as in RadA-BenchPlat's prompts.
 VARIABLES: tuple[str, ...] = (
     "$Image$",
     "$Information$",

@@ -9,7 +9,7 @@ Two forms (``mode``):
     (including the simulator's error message when a call failed), any newly available
     tool and the current memory bank; finally the conclusion request.
 ``multi``
-    three conversations (the seed's multi-agent collaboration): the *planner* gets the
+    three conversations (RadA-BenchPlat's multi-agent collaboration): the *planner* gets the
     question and the patient and returns the plan; the *executor* gets the plan and the
     tool cards and, per step, the last result and the memory bank; the *concluder* gets
     the question, the plan, the steps taken and the final memory bank, and answers.
