@@ -130,7 +130,8 @@ def has_verb(text: str, *, lenient: bool = False) -> bool:
     instruction verb at the start ("Schedule ..."). A participle in a list of findings ("S2
     preserved") is no verb. ``lenient`` also takes any word in -ed ("the pain increased"):
     claims are checked leniently against sentences checked strictly, so that a verb the
-    detector is unsure of never counts against the splitter."""
+    detector is unsure of never counts against the splitter; so does a word in -s after an
+    adverb in -ly ("typically lasts")."""
     tokens = [w for w in words(strip_label(text)) if w[0].isalnum()]
     for i, w in enumerate(tokens):
         previous = tokens[i - 1] if i else ""
@@ -160,6 +161,15 @@ def has_verb(text: str, *, lenient: bool = False) -> bool:
             and len(w) >= 4
         ):
             return True
+        if (
+            lenient
+            and i >= 2
+            and tokens[i - 1].endswith("ly")
+            and w.endswith("s")
+            and not w.endswith(("ss", "us", "is"))
+            and len(w) >= 4
+        ):
+            return True  # "a migraine attack typically lasts"
         if i == 0 and w in IMPERATIVES:
             return True
     return False

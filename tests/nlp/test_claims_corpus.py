@@ -3,7 +3,9 @@ word that can end a clause, and together the claims keep every content word.
 
 The sentences are read from the shared public data next to the repository (ACI-Bench
 reference notes, MEDEC clinical texts, K-QA physician answers), not copied into it; each
-corpus is skipped when its file is absent. The invariants are checked by
+of those corpora is skipped when its file is absent. The samples packaged with
+``clineval.calibration`` (K-QA answers, MEDEC texts, RadFact report phrases) are always
+present, so a clean checkout checks them too. The invariants are checked by
 ``tests/nlp/claim_invariants.py``, written apart from the splitter.
 """
 
@@ -52,10 +54,30 @@ def _kqa_sentences() -> list[str]:
     return [s for answer in answers for s in split_sentences(answer)]
 
 
+SAMPLES = Path(__file__).resolve().parents[2] / "src" / "clineval" / "calibration" / "samples"
+
+
+def _jsonl(path: Path) -> list[dict[str, object]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _sample_sentences() -> list[str]:
+    texts = [str(row["answer"]) for row in _jsonl(SAMPLES / "kqa_nli.jsonl")]
+    texts += [str(row["text"]) for row in _jsonl(SAMPLES / "medec.jsonl")]
+    for row in _jsonl(SAMPLES / "radfact.jsonl"):
+        for key in ("phrases_a", "phrases_b"):
+            phrases = row[key]
+            assert isinstance(phrases, list)
+            texts += [str(phrase) for phrase in phrases]
+    return [s for text in texts for s in split_sentences(text)]
+
+
 CORPORA = {
     "aci-bench notes": (ACI_NOTES, _aci_sentences),
     "medec texts": ([MEDEC], _medec_sentences),
     "k-qa answers": ([KQA], _kqa_sentences),
+    "packaged samples": ([SAMPLES / "kqa_nli.jsonl", SAMPLES / "medec.jsonl"], _sample_sentences),
 }
 
 

@@ -264,3 +264,21 @@ def test_a_list_after_its_quantifier_keeps_the_quantifier_whole() -> None:
         "He takes ibuprofen once or twice a day for stiffness.",
         "He takes ibuprofen once or twice a day for swelling.",
     ]
+
+
+def test_an_elided_subject_is_lent_or_the_clause_is_not_split() -> None:
+    # "A ..." / "An ..." subjects lend themselves to the clause after "but".
+    assert split_claims("A migraine attack typically lasts from 4 to 72 hours but can also last longer.") == [
+        "A migraine attack typically lasts from 4 to 72 hours.",
+        "A migraine attack can also last longer.",
+    ]
+    assert split_claims("An MRI was performed but showed no abnormality.") == [
+        "An MRI was performed.",
+        "An MRI showed no abnormality.",
+    ]
+    # Without a subject to lend, no claim may start on its verb ("Can also last longer.").
+    for sentence in (
+        "Most cases resolve within days but can also persist.",
+        "Over time, the rash fades but may recur.",
+    ):
+        assert not any(claim.split()[0].lower() in {"can", "may"} for claim in split_claims(sentence))

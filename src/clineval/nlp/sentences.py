@@ -269,7 +269,7 @@ _NOT_A_NAME = (
 _OPENING_SUBJECT = re.compile(
     r"^(?:regarding [^,]+,\s*)?(?P<subject>he|she|they|we|i|you|(?:the\s+)?patient|pt"
     rf"|(?-i:(?!{_NOT_A_NAME})[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
-    rf"|(?:the|his|her|their|this|my|your|our)\s+[\w-]+(?:\s+[\w-]+)?(?=\s+(?:\w+ly\s+)?(?:{_VERB}|[a-z]+s\b)))\s+",
+    rf"|(?:the|an?|his|her|their|this|my|your|our)\s+[\w-]+(?:\s+[\w-]+)?(?=\s+(?:\w+ly\s+)?(?:{_VERB}|[a-z]+s\b)))\s+",
     re.IGNORECASE,
 )
 _OPENING_VERB = re.compile(rf"^(?:also\s+|still\s+|now\s+)?{_VERB}", re.IGNORECASE)
@@ -745,12 +745,14 @@ def _claims_of(text: str, expand_lists: bool) -> list[str]:
     clauses = [c for piece in pieces for c in _split_clauses(piece)]
     # A clause with an elided subject ("..., but reports a cough") borrows the first one's.
     opening = _OPENING_SUBJECT.match(clauses[0]) if clauses else None
+    elided = [
+        i for i, c in enumerate(clauses) if i and _OPENING_VERB.match(c) and not _OPENING_SUBJECT.match(c)
+    ]
+    if elided and not opening:
+        return []  # no subject to lend ("..., but can also last longer"): not a sound split
     if opening:
         subject = opening.group("subject")
-        clauses = [
-            f"{subject} {c}" if i and _OPENING_VERB.match(c) and not _OPENING_SUBJECT.match(c) else c
-            for i, c in enumerate(clauses)
-        ]
+        clauses = [f"{subject} {c}" if i in elided else c for i, c in enumerate(clauses)]
     claims: list[str] = []
     for clause in clauses:
         for claim in _split_list(clause.strip()) if expand_lists else [clause.strip()]:
