@@ -159,11 +159,35 @@ def test_a_coordinated_quantifier_is_not_split_into_fragments() -> None:
         ),
         ("The heart is within normal limits.", "Heart size is normal."),
         ("Lexapro made her sleepy.", "Escitalopram caused drowsiness."),
+        # everyday words for clinical terms, both ways
+        ("He has had fever and body aches since Monday.", "He has had fever and myalgia since Monday."),
+        ("The baby has thrush.", "The baby has oral candidiasis."),
+        ("She reports painful urination and blood in the urine.", "She reports dysuria and hematuria."),
+        ("Metformin can cause digestive side effects.", "Metformin can cause gastrointestinal side effects."),
+        ("Her son had whooping cough last winter.", "Her son had pertussis last winter."),
+        ("He was told to quit smoking.", "Smoking cessation was advised."),
+        ("Talk to your healthcare provider before stopping it.", "Talk to your doctor before stopping it."),
     ],
 )
 def test_plain_paraphrases_are_entailed(primitives: OfflinePrimitives, evidence: str, claim: str) -> None:
     (verdict,) = primitives.check_facts_sync([claim], evidence)
     assert verdict.label == "entailed", verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("evidence", "claim"),
+    [
+        ("She has the stomach flu.", "She has influenza."),
+        ("He has a kidney stone.", "He has gallstones."),
+        ("The child has an ear infection.", "The child has pink eye."),
+        ("She had chickenpox as a child.", "She had shingles as a child."),
+    ],
+)
+def test_everyday_names_of_different_conditions_do_not_match(
+    primitives: OfflinePrimitives, evidence: str, claim: str
+) -> None:
+    (verdict,) = primitives.check_facts_sync([claim], evidence)
+    assert verdict.label == "not_entailed", verdict.explanation
 
 
 @pytest.mark.parametrize(
