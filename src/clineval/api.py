@@ -344,9 +344,9 @@ async def aevaluate(
         path = config.data_path()
         if path is None:
             raise ConfigError("no data: pass a dataset (a file, a DataFrame or a list of dicts)")
-        dataset = load_dataset(path, mapping=config.mapping)
+        dataset = load_dataset(path, mapping=config.mapping, encoding=config.encoding)
     elif isinstance(data, str | Path):
-        dataset = load_dataset(Path(data), mapping=config.mapping)
+        dataset = load_dataset(Path(data), mapping=config.mapping, encoding=config.encoding)
     else:
         dataset = load_dataset(data, mapping=config.mapping)
 

@@ -4,6 +4,7 @@ A run file is YAML::
 
     name: quickstart
     data: cases.jsonl               # relative to this file
+    encoding: cp1252                # optional: the data file's text encoding (default UTF-8)
     mapping: {question: input}      # optional: their column -> case field
     agent: agent.py:run_agent       # optional: module:function or file.py:function
     metrics:
@@ -23,9 +24,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from clineval.errors import ConfigError, field_errors
+from clineval.errors import ConfigError, DatasetError, field_errors
 from clineval.importing import build_object
 from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec
@@ -57,6 +58,8 @@ class RunConfig(BaseModel):
 
     name: str | None = None
     data: str | None = None
+    encoding: str | None = None
+    """The data file's text encoding (a Python codec name); UTF-8 when not given."""
     mapping: dict[str, str] = Field(default_factory=dict)
     metrics: list[MetricSpec] = Field(default_factory=list)
     agent: AgentConfig | None = None
@@ -70,6 +73,18 @@ class RunConfig(BaseModel):
     environment: dict[str, Any] = Field(default_factory=dict)
     """Settings of a simulated environment the run used (e.g. the radiology benchmark's
     seed, conditions and core), enough to rebuild its cases when the run is resumed."""
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, value: str | None) -> str | None:
+        from clineval.datasets.loaders import check_encoding
+
+        if value is not None:
+            try:
+                check_encoding(value)
+            except DatasetError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @property
     def folder(self) -> Path | None:

@@ -31,7 +31,23 @@ class MetricNotFoundError(ConfigError):
 
 
 class StoreError(ClinevalError):
-    """A run id or store path that does not resolve."""
+    """A run id or store path that does not resolve, or a store that cannot be used."""
+
+
+class StoreAccessError(StoreError):
+    """The store (or the folder for it) cannot be read or written: permission denied, read-only."""
+
+
+class StoreFullError(StoreError):
+    """SQLite reported a full disk (or a full store) while writing."""
+
+
+class StoreDamagedError(StoreError):
+    """The store file is corrupt (damaged pages) or not an SQLite database."""
+
+
+class StoreVersionError(StoreError):
+    """The store was made by a newer clineval (a newer schema version)."""
 
 
 class JudgeConfigurationError(ClinevalError):
@@ -56,6 +72,7 @@ def field_errors(exc: ValidationError, *, unknown: str = "unknown field") -> lis
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err.get("loc", ()))
-        msg = unknown if err.get("type") == "extra_forbidden" else err.get("msg", "invalid")
+        msg = unknown if err.get("type") == "extra_forbidden" else str(err.get("msg", "invalid"))
+        msg = msg.removeprefix("Value error, ")
         lines.append(f"field '{loc}': {msg}")
     return lines

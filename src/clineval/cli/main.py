@@ -7,36 +7,28 @@ Ctrl-C exits with 130 after saving what finished. Any traceback is a bug.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
 from pydantic import ValidationError
-from rich.table import Table
 
-from clineval import api
 from clineval.cli.common import _require_store, err, friendly, judge_option, out, store_option
 from clineval.cli.gating import GateOptions, apply_gates, expected_metrics, gate_options
-from clineval.cli.suite import (
-    is_suite_file,
-    resume_suite_run,
-    run_suite_file,
-    suite_extras,
-    suite_metric_names,
-)
-from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, describe_validation_error, load_run_config
 from clineval.errors import ConfigError
-from clineval.judges.config import JudgeConfig
-from clineval.metrics.registry import MetricSpec, catalogue, parse_metric_spec, split_top_level
-from clineval.model import RunRecord
-from clineval.results import render
-from clineval.results.export import export_run
-from clineval.results.result import EvalResult
-from clineval.store.sqlite import RunStore
-from clineval.suites.runner import is_suite_record
+
+# Start-up: `clineval --help` and `clineval runs` must not load the runner, the judges or
+# the metrics (see tests/faults/test_startup.py), so what a command needs is imported in
+# its body, and the commands of other modules load when called (_LazyGroup below).
+if TYPE_CHECKING:
+    from clineval.judges.config import JudgeConfig
+    from clineval.metrics.registry import MetricSpec
+    from clineval.model import RunRecord
+    from clineval.results.result import EvalResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,6 +47,8 @@ def metric_option(*, required: bool) -> Callable[[F], F]:
 
 
 def _split_metrics(values: Sequence[str]) -> list[MetricSpec]:
+    from clineval.metrics.registry import parse_metric_spec, split_top_level
+
     specs: list[MetricSpec] = []
     for value in values:
         for part in split_top_level(value):
@@ -74,12 +68,83 @@ def _pairs(values: Sequence[str], what: str) -> dict[str, str]:
 
 
 def _show(result: EvalResult, by: str | None, cases: bool, all_sub_scores: bool = False) -> None:
+    from clineval.cli.suite import suite_extras
+    from clineval.results import render
+
     render.print_result(
         result, out, by=by, cases=cases, all_sub_scores=all_sub_scores, extra=suite_extras(result)
     )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: The commands defined in other modules: name -> ("module:attribute", the first sentence of
+#: the command's help, shown by `clineval --help` without importing the module; a test
+#: checks it against the command's own help).
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "agreement": (
+        "clineval.cli.agreement:agreement_command",
+        "Agreement of a run's METRIC with human labels (kappa, AUC, correlations, with 95% CIs).",
+    ),
+    "calibrate": (
+        "clineval.cli.calibrate:calibrate_command",
+        "Measure a judge against clinicians' labels, beside trivial baselines (95% intervals).",
+    ),
+    "compare": (
+        "clineval.cli.compare:compare_command",
+        "Compare run B with run A (the baseline) case by case: what regressed, what improved.",
+    ),
+    "conversations": (
+        "clineval.cli.conversations:conversations_group",
+        "Multi-agent conversations: simulate them from scenarios, score saved or real ones.",
+    ),
+    "facts": (
+        "clineval.cli.facts:facts_command",
+        "Export the reference facts of a run's TBFact scores (RUN_REF: id, prefix, 'latest').",
+    ),
+    "predict-ratings": (
+        "clineval.cli.agreement:predict_ratings_command",
+        "Predict clinicians' ratings (harm, helpfulness, ...) from a run's ASTRID triad.",
+    ),
+    "radbench": (
+        "clineval.cli.radbench:radbench_group",
+        "The radiology agent benchmark: records, tool-set conditions, agent cores, metrics (RadA-BenchPlat).",
+    ),
+    "validate": (
+        "clineval.cli.suite:validate_command",
+        "Check a suite or run file without running it; list every problem with its line.",
+    ),
+}
+
+
+class _LazyGroup(click.Group):
+    """A group whose commands from other modules are imported when used, not for ``--help``."""
+
+    _listing = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in LAZY_COMMANDS:
+            return command
+        target, short_help = LAZY_COMMANDS[cmd_name]
+        if self._listing:  # the command list of --help: a stand-in with the same help
+            return click.Command(cmd_name, help=short_help)
+        module, _, attribute = target.partition(":")
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        self.add_command(command, cmd_name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self._listing = False
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="clineval")
 def cli() -> None:
     """Evaluate clinical AI agents: run, score, store and compare."""
@@ -88,6 +153,7 @@ def cli() -> None:
 @cli.command()
 @click.argument("run_file", required=False, type=click.Path(dir_okay=False))
 @click.option("--data", "-d", help="Dataset: .jsonl, .json or .csv.")
+@click.option("--encoding", help="The dataset file's text encoding, e.g. cp1252 or latin-1 (default UTF-8).")
 @metric_option(required=False)
 @click.option("--agent", "-a", help="Agent to run first: module:function or file.py:function.")
 @click.option(
@@ -122,6 +188,7 @@ def cli() -> None:
 def run(
     run_file: str | None,
     data: str | None,
+    encoding: str | None,
     metric_opts: tuple[str, ...],
     agent: str | None,
     judge: str | None,
@@ -142,6 +209,10 @@ def run(
     gates: GateOptions,
 ) -> None:
     """Run an evaluation from a RUN_FILE (YAML) and/or options, and show the results."""
+    from clineval import api
+    from clineval.cli.suite import is_suite_file, resume_suite_run, run_suite_file, suite_metric_names
+    from clineval.config import AgentConfig, RunConfig, describe_validation_error, load_run_config
+
     progress = None if not quiet else False
     specs = [_absolute_spec(spec) for spec in _split_metrics(metric_opts)]
     judge_config = judge_option(judge)
@@ -156,6 +227,7 @@ def run(
         refused = {
             "RUN_FILE": run_file,
             "--data": data,
+            "--encoding": encoding,
             "--metric": specs,
             "--agent": agent,
             "--map": mapping,
@@ -203,6 +275,7 @@ def run(
             option
             for option, value in {
                 "--data": data,
+                "--encoding": encoding,
                 "--metric": specs,
                 "--agent": agent,
                 "--map": mapping,
@@ -234,6 +307,8 @@ def run(
     updates: dict[str, Any] = {}
     if data:
         updates["data"] = str(Path(data).resolve())
+    if encoding:
+        updates["encoding"] = encoding
     if specs:
         updates["metrics"] = specs
     if agent:
@@ -279,6 +354,8 @@ def _resume_environment_run(
     run_ref: str, store_path: str, judge: JudgeConfig | None, quiet: bool, retry_errors: bool
 ) -> EvalResult | None:
     """Resume a radiology-benchmark or conversation-simulation run (None for other runs)."""
+    from clineval.store.sqlite import RunStore
+
     with RunStore(store_path) as store:
         record = store.get_run(run_ref)
     kind = (record.config.get("environment") or {}).get("kind")
@@ -299,6 +376,9 @@ def _resume_environment_run(
 
 
 def _is_suite_run(run_ref: str, store_path: str) -> bool:
+    from clineval.store.sqlite import RunStore
+    from clineval.suites.runner import is_suite_record
+
     _require_store(store_path)
     with RunStore(store_path) as store:
         return is_suite_record(store.get_run(run_ref))
@@ -343,6 +423,9 @@ def score(
     store_path: str,
 ) -> None:
     """Score a stored run's outputs with other metrics (a new run; the agent is not called)."""
+    from clineval import api
+    from clineval.config import DEFAULT_CACHE
+
     specs = [_absolute_spec(spec) for spec in _split_metrics(metric_opts)]
     result = api.rescore(
         run_ref,
@@ -368,6 +451,9 @@ def score(
 @friendly
 def runs(limit: int, tags: tuple[str, ...], name: str | None, store_path: str) -> None:
     """List stored runs, newest first."""
+    from clineval.results import render
+    from clineval.store.sqlite import RunStore
+
     wanted = _pairs(tags, "--tag")
     if not Path(store_path).exists():
         out.print(f"No runs yet ({store_path} does not exist).")
@@ -409,6 +495,11 @@ def show(
     The gate options check the stored run as `clineval run` checks a new one (exit 1 when
     a gate fails), e.g. in a CI job that did not run the evaluation itself.
     """
+    from rich.table import Table
+
+    from clineval import api
+    from clineval.results import render
+
     _require_store(store_path)
     result = api.load_run(run_ref, store=store_path)
     if gates.active:
@@ -462,6 +553,9 @@ def show(
 @friendly
 def export_cmd(run_ref: str, fmt: str, out_path: str | None, store_path: str) -> None:
     """Export a run's cases, outputs and scores."""
+    from clineval import api
+    from clineval.results.export import export_run
+
     _require_store(store_path)
     result = api.load_run(run_ref, store=store_path)
     ext = "jsonl" if fmt == "jsonl" else "csv"
@@ -475,6 +569,10 @@ def export_cmd(run_ref: str, fmt: str, out_path: str | None, store_path: str) ->
 @friendly
 def metrics_cmd() -> None:
     """List the metric catalogue with one-line definitions."""
+    from rich.table import Table
+
+    from clineval.metrics.registry import catalogue
+
     table = Table(header_style="bold")
     table.add_column("metric", no_wrap=True)
     table.add_column("needs")
@@ -489,29 +587,6 @@ def metrics_cmd() -> None:
         )
     out.print(table)
     out.print("Settings: NAME(key=value, ...); your own metrics: 'package.module:Name' or 'file.py:name'.")
-
-
-def _register_commands() -> None:
-    """Commands defined in their own modules."""
-    from clineval.cli.agreement import agreement_command, predict_ratings_command
-    from clineval.cli.calibrate import calibrate_command
-    from clineval.cli.compare import compare_command
-    from clineval.cli.conversations import conversations_group
-    from clineval.cli.facts import facts_command
-    from clineval.cli.radbench import radbench_group
-    from clineval.cli.suite import validate_command
-
-    cli.add_command(facts_command)
-    cli.add_command(radbench_group)
-    cli.add_command(validate_command)
-    cli.add_command(agreement_command)
-    cli.add_command(predict_ratings_command)
-    cli.add_command(compare_command)
-    cli.add_command(conversations_group)
-    cli.add_command(calibrate_command)
-
-
-_register_commands()
 
 
 def main() -> None:

@@ -15,12 +15,20 @@ Every row must become a valid case: a bad row raises :class:`~clineval.errors.Da
 naming the file, the line (or row) and the field, for every bad row at once. No row is
 ever dropped. In CSV files an empty cell is a missing value, and cells of list or object
 fields (trajectories, contexts, gold facts, metadata, conversation input) are JSON.
+
+Files are read as UTF-8 (a byte-order mark is skipped) unless ``encoding`` names another
+codec; a byte that does not decode is reported with its line and column. A quote that
+opens a CSV cell and never closes where it should (which would swallow the rows after
+it into one cell) is reported with its line, and JSON nested more than
+:data:`MAX_JSON_DEPTH` levels deep is refused.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
+import io
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -58,6 +66,8 @@ _JSON_FIELDS = {"trajectory", "reference_trajectory", "contexts", "gold_facts", 
 #: (an input may be a conversation, or a note that starts with "[URGENT]").
 _MAYBE_JSON_FIELDS = {"input", "expected"}
 _MAX_REPORTED = 25
+#: JSON values nested deeper than this are refused (no case field needs a tenth of it).
+MAX_JSON_DEPTH = 100
 
 
 @dataclass
@@ -92,17 +102,20 @@ def load_dataset(
     *,
     mapping: Mapping[str, str] | None = None,
     format: str | None = None,
+    encoding: str | None = None,
 ) -> Dataset:
     """Load and validate cases from a file path, a DataFrame or an iterable of dicts.
 
     A folder path loads the saved conversations in it, one case per conversation (see
-    :func:`clineval.conversations.loaders.load_conversations`).
+    :func:`clineval.conversations.loaders.load_conversations`). ``encoding`` is the text
+    encoding of a file (default UTF-8, with or without a byte-order mark).
     """
     mapping = dict(mapping or {})
     _check_mapping(mapping)
     if isinstance(source, str | Path):
         path = Path(source)
         fmt = (format or path.suffix.lstrip(".")).lower()
+        codec = check_encoding(encoding)
         if not path.exists():
             raise DatasetError(f"dataset file not found: {path}")
         if path.is_dir():
@@ -113,11 +126,11 @@ def load_dataset(
                 raise DatasetError(f"{path}: a column mapping does not apply to a folder of conversations")
             return conversations_dataset(path)
         if fmt == "jsonl":
-            rows = _read_jsonl(path)
+            rows = _read_jsonl(path, codec)
         elif fmt == "json":
-            rows = _read_json(path)
+            rows = _read_json(path, codec)
         elif fmt == "csv":
-            rows = _read_csv(path)
+            rows = _read_csv(path, codec)
         else:
             raise DatasetError(f"{path}: unknown dataset format {fmt!r}; use .jsonl, .json or .csv")
         return _build(rows, str(path), mapping, "item" if fmt == "json" else "line", from_text=(fmt == "csv"))
@@ -165,26 +178,93 @@ def _clean_frame_row(record: Mapping[Any, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
+def check_encoding(encoding: str | None) -> str:
+    """The codec to read a dataset with: UTF-8 (skipping a byte-order mark) unless another is named."""
+    if encoding is None or not encoding.strip():
+        return "utf-8-sig"
+    try:
+        name = codecs.lookup(encoding.strip()).name
+    except LookupError:
+        raise DatasetError(
+            f"unknown encoding {encoding!r}; use a Python codec name such as utf-8, cp1252 or latin-1"
+        ) from None
+    return "utf-8-sig" if name in ("utf-8", "utf-8-sig") else name
+
+
+def _read_text(path: Path, codec: str) -> str:
+    """The file's text; a byte that does not decode is reported as FILE:LINE:COLUMN."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        prefix = data[line_start : exc.start]
+        if line == 1 and prefix.startswith(codecs.BOM_UTF8):
+            prefix = prefix[len(codecs.BOM_UTF8) :]
+        column = len(prefix.decode(codec, "replace")) + 1
+        byte = data[exc.start]
+        what = "UTF-8" if codec == "utf-8-sig" else codec
+        hint = (
+            "; pass --encoding cp1252 (or latin-1) if the file uses another encoding"
+            if codec == "utf-8-sig"
+            else "; is it the file's encoding?"
+        )
+        raise DatasetError(f"{path}:{line}:{column}: not valid {what} (byte 0x{byte:02x}){hint}") from None
+
+
+class _TooDeep(ValueError):
+    pass
+
+
+def _json_loads(text: str) -> Any:
+    """``json.loads``, refusing values nested more than :data:`MAX_JSON_DEPTH` levels deep."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise _TooDeep(f"JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)") from None
+    if isinstance(value, list | dict) and _depth_exceeds(value, MAX_JSON_DEPTH):
+        raise _TooDeep(f"JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)")
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, list | dict))
+    return False
+
+
+def _read_jsonl(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
     rows: list[tuple[int, Any]] = []
     problems: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                problems.append(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
+    for number, line in enumerate(io.StringIO(_read_text(path, codec), newline=None), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, _json_loads(line)))
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
+        except _TooDeep as exc:
+            problems.append(f"{path}:{number}: {exc}")
     _raise_if(problems)
     return rows
 
 
-def _read_json(path: Path) -> list[tuple[int, Any]]:
+def _read_json(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _json_loads(_read_text(path, codec))
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    except _TooDeep as exc:
+        raise DatasetError(f"{path}:1: {exc}") from None
     if isinstance(data, dict):
         for key in ("cases", "data", "examples"):
             if isinstance(data.get(key), list):
@@ -195,20 +275,83 @@ def _read_json(path: Path) -> list[tuple[int, Any]]:
     return [(i + 1, item) for i, item in enumerate(data)]
 
 
-def _read_csv(path: Path) -> list[tuple[int, Any]]:
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None:
-            return []
-        duplicated = {c for c in reader.fieldnames if reader.fieldnames.count(c) > 1}
-        if duplicated:
-            raise DatasetError(f"{path}: duplicated column name(s): {', '.join(sorted(duplicated))}")
-        rows: list[tuple[int, Any]] = []
-        for record in reader:
-            if None in record:
-                raise DatasetError(f"{path}:{reader.line_num}: more cells than columns")
-            rows.append((reader.line_num, {k: (v if v != "" else None) for k, v in record.items()}))
-        return rows
+def _read_csv(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
+    text = _read_text(path, codec)
+    lines = io.StringIO(text, newline="").readlines()
+    # strict: a quote must close right before a comma or the end of a line, so that a
+    # stray quote is reported instead of swallowing the rows after it into one cell
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        fieldnames = reader.fieldnames
+    except csv.Error as exc:
+        raise DatasetError(_unmatched_quote(path, 1, reader.line_num, lines, exc)) from None
+    if fieldnames is None:
+        return []
+    duplicated = {c for c in fieldnames if fieldnames.count(c) > 1}
+    if duplicated:
+        raise DatasetError(f"{path}: duplicated column name(s): {', '.join(sorted(duplicated))}")
+    rows: list[tuple[int, Any]] = []
+    end = reader.line_num
+    while True:
+        start = _first_nonblank(lines, end)
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise DatasetError(_unmatched_quote(path, start, reader.line_num, lines, exc)) from None
+        end = reader.line_num
+        if None in record:
+            raise DatasetError(f"{path}:{end}: more cells than columns")
+        if end > start and _swallowed_rows(record, len(fieldnames)):
+            raise DatasetError(_unmatched_quote(path, start, end, lines, None))
+        rows.append((end, {k: (v if v != "" else None) for k, v in record.items()}))
+    return rows
+
+
+def _first_nonblank(lines: list[str], after: int) -> int:
+    """The number of the first line after line ``after`` that is not blank (csv skips blank lines)."""
+    number = after + 1
+    while number <= len(lines) and not lines[number - 1].strip("\r\n"):
+        number += 1
+    return number
+
+
+def _swallowed_rows(record: Mapping[str | Any, Any], width: int) -> bool:
+    """Whether a record spread over several lines looks like rows swallowed by a stray quote:
+    one of its cells holds a line that is itself a whole row of the file (as many cells as
+    the header, the first one a single word such as an id)."""
+    for value in record.values():
+        if not isinstance(value, str) or "\n" not in value:
+            continue
+        for line in value.splitlines()[1:]:
+            cells = next(csv.reader([line]), [])
+            if width > 1 and len(cells) == width and cells[0].strip() and " " not in cells[0].strip():
+                return True
+    return False
+
+
+def _unmatched_quote(path: Path, start: int, end: int, lines: list[str], exc: csv.Error | None) -> str:
+    line = start
+    for number in range(start, min(end, len(lines)) + 1):
+        if '"' in lines[number - 1]:
+            line = number
+            break
+    if exc is not None and "unexpected end of data" in str(exc):
+        runs_to = "the end of the file"
+    elif end > line:
+        runs_to = f"line {end}"
+    else:
+        runs_to = ""
+    where = (
+        f"the quoted cell opened on this line runs on to {runs_to}, swallowing the rows after it"
+        if runs_to
+        else "text follows a closing quote"
+    )
+    return (
+        f"{path}:{line}: an unmatched quote ({where}); a quote must open and close a whole cell, "
+        'and a quote inside a quoted cell is written twice ("")'
+    )
 
 
 def _raise_if(problems: list[str]) -> None:
@@ -236,7 +379,7 @@ def _parse_cell(field_name: str, value: Any) -> Any:
     if text[:1] not in ("[", "{"):
         return value
     try:
-        parsed = json.loads(text)
+        parsed = _json_loads(text)
     except json.JSONDecodeError as exc:
         if field_name in _MAYBE_JSON_FIELDS:
             return value
