@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from clineval.model import Case, ResultRecord
@@ -44,6 +43,8 @@ def bootstrap_ci(
     values: Sequence[float], *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean; ``None`` with fewer than two values."""
+    import numpy as np  # here, not at the top: `clineval runs` and `--help` do not need it
+
     data = np.asarray(values, dtype=float)
     if data.size < 2:
         return None
@@ -67,6 +68,8 @@ def _summarise(name: str, group: str | None, values: list[float], errors: int, n
     n = len(values) + errors + na
     if not values:
         return MetricAggregate(metric=name, group=group, n=n, scored=0, errors=errors, not_applicable=na)
+    import numpy as np
+
     data = np.asarray(values, dtype=float)
     ci = bootstrap_ci(values)
     return MetricAggregate(
