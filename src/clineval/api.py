@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, build_agent
+from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, build_agent, with_placeholders
 from clineval.datasets import Dataset, fingerprint_cases, load_dataset
 from clineval.errors import ConfigError, field_errors
 from clineval.judges.base import Judge
@@ -33,6 +33,7 @@ from clineval.model import Case, DatasetInfo, RunRecord
 from clineval.results.result import EvalResult
 from clineval.runner.agent import AgentCaller, AgentFn
 from clineval.runner.engine import RunPlan, execute
+from clineval.interrupts import run_main
 from clineval.runner.progress import ProgressReporter, default_progress
 from clineval.runner.provenance import (
     clineval_version,
@@ -42,7 +43,7 @@ from clineval.runner.provenance import (
     platform_name,
     python_version,
 )
-from clineval.store.sqlite import DEFAULT_STORE, RunStore
+from clineval.store.sqlite import DEFAULT_STORE, RunLease, RunStore
 
 R = TypeVar("R")
 MetricLike = Metric | MetricSpec | str | Callable[..., Any]
@@ -63,7 +64,7 @@ def _run_sync(coro: Coroutine[Any, Any, R]) -> R:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return run_main(coro)  # asyncio.run, with Ctrl-C and SIGTERM handled (clineval/interrupts.py)
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -144,22 +145,31 @@ class _Session:
         metrics: Sequence[Metric],
         agent: AgentFn | None,
         judge: Judge | None,
+        *,
+        lease: RunLease | None = None,
+        retry_failed_outputs: bool = False,
+        retry_errors: bool = False,
     ) -> EvalResult:
-        caller = None
-        if agent is not None:
-            settings = self.config.agent or AgentConfig(target="python:agent")
-            caller = AgentCaller(agent, settings)
-        plan = RunPlan(
-            run=record,
-            cases=cases,
-            metrics=metrics,
-            agent=caller,
-            judge=judge,
-            scoring_concurrency=self.config.effective_scoring_concurrency(),
-        )
         try:
+            caller = None
+            if agent is not None:
+                settings = self.config.agent or AgentConfig(target="python:agent")
+                caller = AgentCaller(agent, settings)
+            plan = RunPlan(
+                run=record,
+                cases=cases,
+                metrics=metrics,
+                agent=caller,
+                judge=judge,
+                scoring_concurrency=self.config.effective_scoring_concurrency(),
+                lease=lease,
+                retry_failed_outputs=retry_failed_outputs,
+                retry_errors=retry_errors,
+            )
             outcome = await execute(plan, self.store, self.progress)
         finally:
+            if lease is not None:
+                lease.release()  # execute() released it already, unless it never started
             if judge is not None and self._owns_judge:
                 await judge.aclose()
         return EvalResult(
@@ -176,8 +186,9 @@ def _new_record(
     judge_config: JudgeConfig | None,
     source_run_id: str | None = None,
 ) -> RunRecord:
-    stored = config.model_copy(update={"metrics": []}).model_dump(mode="json")
-    stored["metrics"] = [_metric_spec(m) for m in metrics]
+    # ${NAME} values of the run file are stored as ${NAME} (read again on resume)
+    stored = config.model_copy(update={"metrics": []}).stored()
+    stored["metrics"] = with_placeholders([_metric_spec(m) for m in metrics], config.from_environment)
     return RunRecord(
         id=new_run_id(),
         name=config.name,
@@ -192,7 +203,7 @@ def _new_record(
             n_cases=len(cases),
             metadata_columns=dataset_source.metadata_columns if isinstance(dataset_source, Dataset) else [],
         ),
-        tags=config.tags,
+        tags=stored["tags"],
         clineval_version=clineval_version(),
         python=python_version(),
         platform=platform_name(),
@@ -418,7 +429,7 @@ async def _resume(
             record, store=run_store, judge=suite_judge, progress=progress, retry_errors=retry_errors
         )
         return outcome.result
-    config = RunConfig.model_validate(record.config)
+    config = RunConfig.from_stored(record.config, record.id)
     judge_config, judge_obj = (None, None) if judge is None else _judge_from(judge)
     if judge_config is not None:
         config.judge = judge_config
@@ -427,8 +438,8 @@ async def _resume(
     if cache is not UNSET:
         config.cache = cache
     # What a resumed run used is what its record says.
-    record.config["judge"] = config.judge.model_dump(mode="json")
-    record.config["cache"] = config.cache
+    record.config["judge"] = with_placeholders(config.judge.model_dump(mode="json"), config.from_environment)
+    record.config["cache"] = with_placeholders(config.cache, config.from_environment)
     session = _Session(config, run_store, progress)
     cases = run_store.load_cases(record.id)
     if metrics:
@@ -447,30 +458,40 @@ async def _resume(
             f"run {record.id} has metrics {record.metrics}; resume with the same ones "
             "(use 'clineval score' to add metrics to a stored run)"
         )
-    agent_fn: AgentFn | None = None
-    if config.agent is not None:
-        if callable(agent):
-            agent_fn = agent
-        elif config.agent.target.startswith("python:"):
-            outputs = run_store.load_outputs(record.id)
-            if len(outputs) < len(cases):
-                raise ConfigError(
-                    f"run {record.id} ran an agent given as a Python object; resume it from Python "
-                    "with evaluate(..., agent=<the same agent>, resume=RUN_ID)"
-                )
-        else:
-            agent_fn = build_agent(config.agent, config.folder)
-    if retry_errors:
-        if agent_fn is not None:
-            run_store.delete_failed_outputs(record.id)
-        run_store.delete_error_results(record.id)
-    judge_instance = session.judge(judge_obj)
-    record.status = "running"
-    record.error = None
-    if judge_config is not None or judge_obj is not None or judge_concurrency is not None:
-        record.judge = _judge_record(judge_instance, config.judge if judge_obj is None else None)
-    run_store.update_run(record)
-    return await session.run(record, cases, built, agent_fn, judge_instance)
+    # The run's lock first: a second resume of a run being run stops here, before its agent and
+    # judge are built. The failed work --retry-errors forgets is forgotten when the run starts,
+    # in one transaction with marking it running (RunStore.begin_run).
+    lease = run_store.acquire_lease(record.id)
+    try:
+        agent_fn: AgentFn | None = None
+        if config.agent is not None:
+            if callable(agent):
+                agent_fn = agent
+            elif config.agent.target.startswith("python:"):
+                outputs = run_store.load_outputs(record.id)
+                if len(outputs) < len(cases):
+                    raise ConfigError(
+                        f"run {record.id} ran an agent given as a Python object; resume it from Python "
+                        "with evaluate(..., agent=<the same agent>, resume=RUN_ID)"
+                    )
+            else:
+                agent_fn = build_agent(config.agent, config.folder)
+        judge_instance = session.judge(judge_obj)
+        if judge_config is not None or judge_obj is not None or judge_concurrency is not None:
+            record.judge = _judge_record(judge_instance, config.judge if judge_obj is None else None)
+    except BaseException:
+        lease.release()
+        raise
+    return await session.run(
+        record,
+        cases,
+        built,
+        agent_fn,
+        judge_instance,
+        lease=lease,
+        retry_failed_outputs=retry_errors and agent_fn is not None,
+        retry_errors=retry_errors,
+    )
 
 
 async def arescore(
@@ -528,12 +549,16 @@ def rescore(run_ref: str, metrics: Sequence[MetricLike], **kwargs: Any) -> EvalR
 
 
 def load_run(run_ref: str, *, store: str | Path | RunStore = DEFAULT_STORE) -> EvalResult:
-    """A stored run as an :class:`EvalResult` (``latest`` names the newest)."""
-    run_store = _open_store(store)
-    record = run_store.get_run(run_ref)
-    return EvalResult(
-        run=record,
-        cases=run_store.merged_cases(record.id),
-        results=run_store.load_results(record.id),
-        store_path=str(run_store.path),
-    )
+    """A stored run as an :class:`EvalResult` (``latest`` names the newest); a path is opened read-only."""
+    run_store = store if isinstance(store, RunStore) else RunStore(store, readonly=True)
+    try:
+        record = run_store.get_run(run_ref)
+        return EvalResult(
+            run=record,
+            cases=run_store.merged_cases(record.id),
+            results=run_store.load_results(record.id),
+            store_path=str(run_store.path),
+        )
+    finally:
+        if run_store is not store:
+            run_store.close()

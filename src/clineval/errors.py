@@ -50,6 +50,14 @@ class StoreVersionError(StoreError):
     """The store was made by a newer clineval (a newer schema version)."""
 
 
+class RunLockedError(StoreError):
+    """The run is being run by another live process, which holds the run's lock."""
+
+
+class IncompleteRunError(ClinevalError):
+    """A gate (or ``compare --fail-on-regression``) was asked to judge a run that is not complete."""
+
+
 class JudgeConfigurationError(ClinevalError):
     """The judge endpoint refused the credentials, the model or the request shape.
 
@@ -65,6 +73,23 @@ class RunInterrupted(KeyboardInterrupt):
         super().__init__(run_id)
         self.run_id = run_id
         self.resume_hint = resume_hint
+
+
+_warned: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    """Print ``warning: message`` on standard error, once per process for each message.
+
+    For things a user should know that do not stop the work (a judge cache that cannot be
+    written, a key that is not sent to an endpoint); Python's ``warnings`` would print
+    the source line of the call, which means nothing to a user."""
+    if message in _warned:
+        return
+    _warned.add(message)
+    import sys
+
+    print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
 def field_errors(exc: ValidationError, *, unknown: str = "unknown field") -> list[str]:

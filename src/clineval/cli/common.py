@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from pydantic import ValidationError
@@ -15,8 +15,12 @@ from rich.console import Console
 from rich.text import Text
 
 from clineval.errors import ClinevalError, ConfigError, RunInterrupted
-from clineval.judges.config import JudgeConfig
+from clineval.interrupts import exit_code, interrupted_by
+from clineval.redaction import redact
 from clineval.store.sqlite import DEFAULT_STORE
+
+if TYPE_CHECKING:  # imported in judge_option: start-up stays light
+    from clineval.judges.config import JudgeConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,22 +44,23 @@ def friendly(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except ClinevalError as exc:
-            err.print(Text.assemble(("error: ", "bold red"), str(exc)), highlight=False, soft_wrap=True)
+            # Masked: an error may quote a server's answer that echoes a key.
+            err.print(Text.assemble(("error: ", "bold red"), redact(str(exc))), highlight=False, soft_wrap=True)
             sys.exit(2)
         except RunInterrupted as exc:
             err.print(
                 Text.assemble(
                     ("interrupted", "yellow"),
-                    ": everything finished so far is saved; continue with: ",
+                    f"{interrupted_by()}: everything finished so far is saved; continue with: ",
                     exc.resume_hint,
                 ),
                 highlight=False,
                 soft_wrap=True,
             )
-            sys.exit(130)
+            sys.exit(exit_code())  # 130 after Ctrl-C, 143 after SIGTERM
         except KeyboardInterrupt:
-            err.print("[yellow]interrupted[/]")
-            sys.exit(130)
+            err.print(f"[yellow]interrupted[/]{interrupted_by()}")
+            sys.exit(exit_code())
 
     return wrapper  # type: ignore[return-value]
 
@@ -71,8 +76,15 @@ store_option = click.option(
 
 
 def _require_store(store_path: str) -> None:
+    """An existing store (commands that read one open it read-only, so a read-only store is fine)."""
     if not Path(store_path).exists():
         raise ConfigError(f"no run store at {store_path}; run 'clineval run' first or pass --store")
+
+
+def cannot_write(option: str, path: str | Path, exc: OSError) -> str:
+    """``--out x.csv: cannot write (permission denied); ...``: one line that says what to do."""
+    reason = (exc.strerror or str(exc)).lower()
+    return f"{option} {path}: cannot write ({reason}); give {option} a file in a folder you can write"
 
 
 def write_text_file(path: str, text: str, option: str) -> None:
@@ -80,7 +92,7 @@ def write_text_file(path: str, text: str, option: str) -> None:
     try:
         Path(path).write_text(text + "\n", encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"{option} {path}: cannot write ({exc.strerror or exc})") from None
+        raise ConfigError(cannot_write(option, path, exc)) from None
     err.print(f"wrote {path}", highlight=False)
 
 
@@ -88,6 +100,8 @@ def judge_option(value: str | None) -> JudgeConfig | None:
     """A --judge value as a config; a scripted judge's file is taken from the working directory."""
     if not value:
         return None
+    from clineval.judges.config import JudgeConfig
+
     try:
         config = JudgeConfig.model_validate(value)
     except ValidationError as exc:

@@ -82,7 +82,7 @@ class GateOptions:
             if not Path(store).exists():
                 what = f"--no-regression-vs {self.baseline}" if self.baseline else f"--resume {resume}"
                 raise ConfigError(f"{what}: no run store at {store} (pass --store)")
-            with RunStore(store) as run_store:
+            with RunStore(store, readonly=True) as run_store:
                 if self.baseline:
                     try:
                         self.baseline_id = run_store.get_run(self.baseline).id

@@ -17,7 +17,15 @@ import click
 from click.core import ParameterSource
 from pydantic import ValidationError
 
-from clineval.cli.common import _require_store, err, friendly, judge_option, out, store_option
+from clineval.cli.common import (
+    _require_store,
+    cannot_write,
+    err,
+    friendly,
+    judge_option,
+    out,
+    store_option,
+)
 from clineval.cli.gating import GateOptions, apply_gates, expected_metrics, gate_options
 from clineval.errors import ConfigError
 
@@ -356,7 +364,7 @@ def _resume_environment_run(
     """Resume a radiology-benchmark or conversation-simulation run (None for other runs)."""
     from clineval.store.sqlite import RunStore
 
-    with RunStore(store_path) as store:
+    with RunStore(store_path, readonly=True) as store:
         record = store.get_run(run_ref)
     kind = (record.config.get("environment") or {}).get("kind")
     progress = None if not quiet else False
@@ -380,7 +388,7 @@ def _is_suite_run(run_ref: str, store_path: str) -> bool:
     from clineval.suites.runner import is_suite_record
 
     _require_store(store_path)
-    with RunStore(store_path) as store:
+    with RunStore(store_path, readonly=True) as store:
         return is_suite_record(store.get_run(run_ref))
 
 
@@ -458,7 +466,7 @@ def runs(limit: int, tags: tuple[str, ...], name: str | None, store_path: str) -
     if not Path(store_path).exists():
         out.print(f"No runs yet ({store_path} does not exist).")
         return
-    with RunStore(store_path) as store:
+    with RunStore(store_path, readonly=True) as store:
         records = store.list_runs(None if wanted or name else limit)
     records = [r for r in records if _run_matches(r, wanted, name)][:limit]
     if not records:
@@ -560,7 +568,13 @@ def export_cmd(run_ref: str, fmt: str, out_path: str | None, store_path: str) ->
     result = api.load_run(run_ref, store=store_path)
     ext = "jsonl" if fmt == "jsonl" else "csv"
     target = out_path or f"{result.run.id}.{ext}"
-    export_run(result, fmt, sys.stdout if target == "-" else Path(target))
+    try:
+        export_run(result, fmt, sys.stdout if target == "-" else Path(target))
+    except OSError as exc:
+        message = cannot_write("--out", target, exc)
+        if out_path is None:
+            message += " (or '-o -' for standard output)"
+        raise ConfigError(message) from None
     if target != "-":
         err.print(f"wrote {target}")
 

@@ -26,6 +26,7 @@ from clineval.compare.stats import is_binary
 from clineval.errors import ConfigError
 from clineval.model import ResultRecord, Score
 from clineval.results.result import EvalResult
+from clineval.redaction import redact
 
 FAIL_LABELS = ("fail", "failed")
 _COUNTS = ("tests", "failures", "errors", "skipped")
@@ -157,6 +158,11 @@ def junit_report(result: EvalResult, gates: Sequence[GateResult] = ()) -> ET.Ele
     for key in _COUNTS:
         totals[key] += counts[key]
     _finish(root, totals, total_seconds)
+    for element in root.iter():  # no secret in a CI artefact (see clineval.redaction)
+        if element.text:
+            element.text = redact(element.text)
+        for name, value in element.attrib.items():
+            element.set(name, redact(value))
     ET.indent(root)
     return root
 
@@ -168,5 +174,8 @@ def write_junit(path: str | Path, result: EvalResult, gates: Sequence[GateResult
         target.parent.mkdir(parents=True, exist_ok=True)
         ET.ElementTree(junit_report(result, gates)).write(target, encoding="utf-8", xml_declaration=True)
     except OSError as exc:
-        raise ConfigError(f"--junit {path}: cannot write ({exc.strerror or exc})") from None
+        reason = (exc.strerror or str(exc)).lower()
+        raise ConfigError(
+            f"--junit {path}: cannot write ({reason}); give --junit a file in a folder you can write"
+        ) from None
     return target

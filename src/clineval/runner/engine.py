@@ -14,17 +14,27 @@ one that talks to the rate-limited server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from clineval.errors import ClinevalError, JudgeConfigurationError, RunInterrupted
+from clineval.errors import (
+    ClinevalError,
+    JudgeConfigurationError,
+    RunInterrupted,
+    StoreDamagedError,
+    StoreError,
+    StoreFullError,
+)
 from clineval.judges.base import Judge
 from clineval.metrics.base import Metric, ScoreContext, score_case
 from clineval.model import Case, ResultRecord, RunRecord, RunStatus
+from clineval.redaction import redact as mask_secrets
 from clineval.runner.agent import AgentCaller
 from clineval.runner.progress import NullProgress, ProgressReporter
-from clineval.store.sqlite import DEFAULT_STORE, BackgroundWriter, RunStore
+from clineval.store.sqlite import DEFAULT_STORE, BackgroundWriter, RunLease, RunStore
 
 
 @dataclass
@@ -39,6 +49,12 @@ class RunPlan:
     scoring_concurrency: int = 16
     redact: Callable[[str], str] | None = None
     """Masks secrets in messages before they are stored (suites read secrets from the environment)."""
+    lease: RunLease | None = None
+    """The run's lock when the caller holds it already; otherwise :func:`execute` takes it."""
+    retry_failed_outputs: bool = False
+    """Forget the failed agent calls' outputs and their results first (``--retry-errors``)."""
+    retry_errors: bool = False
+    """Forget the unscored (error) results first (``--retry-errors``)."""
 
 
 @dataclass
@@ -54,7 +70,29 @@ _DONE = None
 
 
 async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | None = None) -> RunOutcome:
-    """Run what is not yet in the store; return the run's record, cases and results."""
+    """Run what is not yet in the store; return the run's record, cases and results.
+
+    The run's lock is held from start to end (:meth:`RunStore.acquire_lease`), so a second
+    process asked to run the same run is refused. The start is one transaction
+    (:meth:`RunStore.begin_run`): forgetting failed work for ``--retry-errors``, marking the
+    run ``running`` and recording how many results each metric should have.
+    """
+    lease = plan.lease or store.acquire_lease(plan.run.id)
+    try:
+        expected = {m.name: sum(1 for c in plan.cases if _selects(m, c)) for m in plan.metrics}
+        store.begin_run(
+            plan.run,
+            lease,
+            expected=expected,
+            delete_failed_outputs=plan.retry_failed_outputs,
+            delete_error_results=plan.retry_errors,
+        )
+        return await _execute(plan, store, progress)
+    finally:
+        lease.release()
+
+
+async def _execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | None) -> RunOutcome:
     progress = progress or NullProgress()
     run_id = plan.run.id
     outputs = store.load_outputs(run_id) if plan.agent is not None else {}
@@ -93,8 +131,7 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
                 duration_s=time.perf_counter() - started,
                 created_at=time.time(),
             )
-            if plan.redact is not None:
-                result = _redacted(result, plan.redact)
+            result = _redacted(result, redact)  # secrets never reach the store or the tables
             writer.result(result)
             produced.append(result)
             progress.scored(score.status == "error")
@@ -106,8 +143,8 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
             if case is None:
                 return
             output = await plan.agent.run(case)
-            if plan.redact is not None and output.agent_run.error:
-                run_ = output.agent_run.model_copy(update={"error": plan.redact(output.agent_run.error)})
+            if output.agent_run.error:
+                run_ = output.agent_run.model_copy(update={"error": redact(output.agent_run.error)})
                 output = output.model_copy(update={"agent_run": run_})
             writer.output(run_id, case.id, output)
             progress.agent_done(output.agent_run.failed)
@@ -133,6 +170,9 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
         for _ in range(n_scorers):
             await score_queue.put(_DONE)
 
+    def redact(text: str) -> str:
+        return mask_secrets(plan.redact(text) if plan.redact is not None else text)
+
     writer = store.background_writer()
     progress.start(len(need_agent), pending)
     try:
@@ -145,6 +185,9 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
         _stop(writer, store, run_id, "interrupted")
         raise RunInterrupted(run_id, _resume_hint(store, run_id)) from None
     except BaseExceptionGroup as errors:
+        store_error = errors.subgroup(StoreError)
+        if store_error is not None:  # a full disk, a damaged store: say so, keep what was written
+            raise _store_failed(writer, store, run_id, _first(store_error)) from None
         config_error = errors.subgroup(JudgeConfigurationError)
         if config_error is not None:
             message = str(_first(config_error))
@@ -159,12 +202,17 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
         first = _first(errors)
         _stop(writer, store, run_id, "failed", f"{type(first).__name__}: {first}")
         raise
+    else:
+        _commit_rest(writer, store, run_id)
     finally:
         writer.close()
         progress.stop()
         if plan.agent is not None:
             plan.agent.close()
-    record = store.set_status(run_id, "completed")
+    try:
+        record = store.set_status(run_id, "completed")
+    except StoreError as exc:
+        raise _store_failed(writer, store, run_id, exc) from None
     if done or outputs:
         # A resumed run: what ran before is in the store, not in memory.
         return RunOutcome(record, store.merged_cases(run_id), store.load_results(run_id))
@@ -182,9 +230,9 @@ def _selects(metric: Metric, case: Case) -> bool:
 def _redacted(result: ResultRecord, redact: Callable[[str], str]) -> ResultRecord:
     score = result.score
     update = {
-        key: redact(value)
+        key: masked
         for key in ("error", "explanation")
-        if isinstance(value := getattr(score, key), str)
+        if isinstance(value := getattr(score, key), str) and (masked := redact(value)) != value
     }
     if not update:
         return result
@@ -208,5 +256,41 @@ def _stop(
     writer: BackgroundWriter, store: RunStore, run_id: str, status: RunStatus, error: str | None = None
 ) -> None:
     """Commit what finished, then record how the run ended."""
-    writer.close()
+    _commit_rest(writer, store, run_id)
     store.set_status(run_id, status, error=error)
+
+
+def _commit_rest(writer: BackgroundWriter, store: RunStore, run_id: str) -> None:
+    """Commit what is queued; if the store fails now (e.g. a full disk), stop the run with its message."""
+    try:
+        writer.close()
+    except StoreError as exc:
+        raise _store_failed(writer, store, run_id, exc) from None
+
+
+def _store_failed(writer: BackgroundWriter, store: RunStore, run_id: str, exc: BaseException) -> StoreError:
+    """The error for a run the store stopped: what was kept, how the run is marked, how to go on.
+
+    Writing stops at the first failed transaction (which SQLite rolled back), so every
+    committed output and result stays; the run is marked ``failed`` when the store still
+    takes that small update (on a full disk it usually does: the rolled-back pages are reused).
+    """
+    with contextlib.suppress(StoreError):
+        writer.close()
+    try:
+        store.set_status(run_id, "failed", error=str(exc).splitlines()[0])
+        marked = "the run is marked failed"
+    except (StoreError, sqlite3.Error):
+        marked = "the run could not be marked failed (it still shows as running)"
+    try:
+        kept = f"{store.count_results(run_id)} results"
+    except (StoreError, sqlite3.Error):
+        kept = "as far as the store can be read"
+    kind = type(exc) if isinstance(exc, StoreError) else StoreError
+    if isinstance(exc, StoreDamagedError):
+        return kind(f"{exc}\nThe run {run_id} stopped ({marked}).")
+    step = "Free some disk space, then continue" if isinstance(exc, StoreFullError) else "Continue"
+    return kind(
+        f"{exc}\nThe run {run_id} stopped: everything committed before is kept ({kept}); {marked}. "
+        f"{step} with: {_resume_hint(store, run_id)}"
+    )

@@ -16,19 +16,43 @@ system holds the written pages).
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import queue
+import socket
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 
-from clineval.errors import StoreError
+from clineval.errors import (
+    RunLockedError,
+    StoreAccessError,
+    StoreDamagedError,
+    StoreError,
+    StoreFullError,
+    StoreVersionError,
+)
 from clineval.judges.base import Usage
 from clineval.model import AgentOutput, Case, ResultRecord, RunRecord, RunStatus, Score
+from clineval.redaction import redact_json
 
 DEFAULT_STORE = ".clineval/clineval.db"
 SCHEMA_VERSION = 1
+# Older schema versions and the SQL that brings each to the next one. None yet: version 1 is the first.
+_UPGRADES: dict[int, str] = {}
+# The integrity check on opening a store stops after this long (a huge store is checked in part;
+# damage elsewhere is still reported, as "damaged", when a command reads it).
+QUICK_CHECK_BUDGET_S = 0.5
+# Disk space set aside during a run, given back when the disk is full so the run can be marked stopped.
+_RESERVE_BYTES = 256 * 1024
+# For tests only: stores opened for writing fill up ("disk full") at this many pages.
+_TEST_MAX_PAGES_ENV = "CLINEVAL_TEST_STORE_MAX_PAGES"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -64,6 +88,19 @@ CREATE TABLE IF NOT EXISTS results (
     created_at REAL NOT NULL,
     PRIMARY KEY (run_id, case_id, metric)
 );
+CREATE TABLE IF NOT EXISTS leases (
+    run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    token TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    heartbeat_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS expected_results (
+    run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    total INTEGER NOT NULL,
+    by_metric TEXT NOT NULL
+);
 """
 
 
@@ -82,39 +119,273 @@ def _result_row(result: ResultRecord) -> tuple[object, ...]:
         result.metric,
         score.status,
         score.value,
-        score.model_dump_json(exclude={"status"}),
+        redact_json(score.model_dump_json(exclude={"status"})),  # no secret is ever stored
         result.usage.model_dump_json(),
         result.duration_s,
         result.created_at or time.time(),
     )
 
 
-class RunStore:
-    """Access to one store file (created on first use)."""
+def _primary_code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
 
-    def __init__(self, path: str | Path = DEFAULT_STORE):
-        self.path = Path(path)
-        memory = str(path) == ":memory:"
-        if not memory:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA busy_timeout=10000")
-            if not memory:
-                self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-            self._conn.executescript(_SCHEMA)
-            self._conn.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+
+def _permission_problem(path: Path, *, writing: bool) -> str | None:
+    """What keeps this process from reading (or writing) the store at ``path``, if anything."""
+    folder = path.parent
+    if path.exists() and not os.access(path, os.R_OK):
+        return "permission denied: the file cannot be read"
+    if writing:
+        if path.exists() and not os.access(path, os.W_OK):
+            return "permission denied: the file is read-only"
+        if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
+            return f"permission denied: the folder {folder} is read-only (SQLite keeps journal files there)"
+    return None
+
+
+def store_error(exc: sqlite3.Error, path: Path, *, readonly: bool = False) -> StoreError | None:
+    """The one-line user error for SQLite's report ``exc`` about the store at ``path``.
+
+    A full disk, a damaged file, a file or folder that cannot be written and an I/O error
+    become :class:`StoreError` subclasses; any other SQLite error (a bug) gives ``None``.
+    """
+    code = _primary_code(exc)
+    detail = str(exc)
+    if code is None and "database or disk is full" in detail:
+        code = sqlite3.SQLITE_FULL
+    if code == sqlite3.SQLITE_FULL:
+        return StoreFullError(
+            f"{path}: disk full: the run store cannot be written ({detail}); free some disk space "
+            "(or use a store on another disk with --store PATH)"
+        )
+    if code == sqlite3.SQLITE_NOTADB:
+        return StoreDamagedError(
+            f"{path}: not a usable clineval store ({detail}): the file is damaged or is not a run store; "
+            "pass --store PATH to use another store"
+        )
+    if code == sqlite3.SQLITE_CORRUPT:
+        return StoreDamagedError(_damaged(path, detail))
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM):
+        problem = _permission_problem(path, writing=not readonly)
+        if readonly:
+            return StoreAccessError(f"{path}: cannot read the run store ({problem or detail})")
+        if problem or code == sqlite3.SQLITE_READONLY:
+            return StoreAccessError(
+                f"{path}: cannot write the run store ({problem or detail}); write runs to a store you can "
+                "write with --store PATH (or CLINEVAL_STORE); 'clineval runs', 'show', 'export' and "
+                "'compare' can still read this one"
             )
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path}: not a usable clineval store ({exc})") from None
+        return StoreAccessError(f"{path}: cannot open the run store ({detail})")
+    if code == sqlite3.SQLITE_IOERR:
+        return StoreError(f"{path}: the run store cannot be read or written (disk I/O error: {detail})")
+    return None
+
+
+def _damaged(path: Path, detail: str) -> str:
+    return (
+        f"{path}: the run store is damaged ({detail}); keep a copy; "
+        f"'sqlite3 {path} .recover | sqlite3 recovered.db' saves what can be read (then --store "
+        "recovered.db), or start a new store with --store NEW_PATH"
+    )
+
+
+class _Guard:
+    """The store's lock. SQLite's reports of a full disk, a damaged file or a file that cannot be
+    written, raised inside a ``with`` block, leave it as :class:`StoreError` (one line for the user)."""
+
+    def __init__(self, path: Path, readonly: bool):
         self._lock = threading.Lock()
+        self._path = path
+        self._readonly = readonly
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._lock.release()
+        if isinstance(exc, sqlite3.Error):
+            error = store_error(exc, self._path, readonly=self._readonly)
+            if error is not None:
+                raise error from exc
+
+
+def _quick_check(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a damaged store (``PRAGMA quick_check``, stopped after :data:`QUICK_CHECK_BUDGET_S`)."""
+    deadline = time.monotonic() + QUICK_CHECK_BUDGET_S
+    conn.set_progress_handler(lambda: time.monotonic() > deadline, 20_000)
+    try:
+        rows = conn.execute("PRAGMA quick_check(3)").fetchall()
+    except sqlite3.OperationalError as exc:
+        if _primary_code(exc) == sqlite3.SQLITE_INTERRUPT:
+            return  # a large store, checked in part
+        raise
+    finally:
+        conn.set_progress_handler(None, 0)
+    lines = [line for row in rows for line in str(row[0]).splitlines() if line and not line.startswith("***")]
+    if lines and lines != ["ok"]:
+        raise StoreDamagedError(_damaged(path, "; ".join(lines[:2])))
+
+
+class RunStore:
+    """Access to one store file (created on first use).
+
+    ``readonly=True`` opens an existing store for reading only (SQLite's ``mode=ro``), which
+    works on a read-only file in a read-only folder too; writing through it raises
+    :class:`StoreAccessError`. Every open refuses a damaged store and one made by a newer clineval.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_STORE, *, readonly: bool = False):
+        self.path = Path(path)
+        self.readonly = readonly
+        memory = str(path) == ":memory:"
+        if not memory and not readonly:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreAccessError(
+                    f"{path}: cannot create the folder {self.path.parent} for the run store "
+                    f"({(exc.strerror or str(exc)).lower()}); run from a folder you can write, "
+                    "or pass --store PATH (or set CLINEVAL_STORE)"
+                ) from None
+        self._lock = _Guard(self.path, readonly and not memory)
+        self._reserve: Path | None = None
+        try:
+            if readonly and not memory:
+                self._conn = self._open_readonly()
+            else:
+                self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+                self._conn.execute("PRAGMA busy_timeout=10000")
+                self._check_version()
+                if not memory:
+                    _quick_check(self._conn, self.path)
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                    if os.environ.get(_TEST_MAX_PAGES_ENV):
+                        self._conn.execute(f"PRAGMA max_page_count={int(os.environ[_TEST_MAX_PAGES_ENV])}")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute("PRAGMA foreign_keys=ON")
+                self._conn.executescript(_SCHEMA)
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+        except StoreError:
+            self._close_quietly()
+            raise
+        except sqlite3.Error as exc:
+            self._close_quietly()
+            error = store_error(exc, self.path, readonly=readonly)
+            raise error or StoreError(f"{path}: not a usable clineval store ({exc})") from None
+
+    def _close_quietly(self) -> None:
+        conn = getattr(self, "_conn", None)
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    def _open_readonly(self) -> sqlite3.Connection:
+        """A read-only connection that also works in a read-only folder."""
+        if not self.path.exists():
+            raise StoreError(f"no run store at {self.path}")
+        uri = self.path.resolve().as_uri()
+        self._conn = sqlite3.connect(
+            f"{uri}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+        )
+        try:
+            self._conn.execute("PRAGMA busy_timeout=10000")
+            self._check_version()
+        except sqlite3.OperationalError as exc:
+            # In a read-only folder SQLite cannot create the -shm file a WAL store needs. With no
+            # write-ahead log left over (nothing uncommitted to the main file), reading the file
+            # as immutable is exact; with one, its content would be missed, so say so instead.
+            if _primary_code(exc) not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+                raise
+            wal = Path(f"{self.path}-wal")
+            if wal.exists() and wal.stat().st_size > 0:
+                raise StoreAccessError(
+                    f"{self.path}: cannot read the run store "
+                    f"({_permission_problem(self.path, writing=True) or exc}; "
+                    f"its write-ahead log {wal.name} holds data that SQLite can only read with the "
+                    "-shm file beside it); open it once where the folder can be written"
+                ) from None
+            self._conn.close()
+            self._conn = sqlite3.connect(
+                f"{uri}?mode=ro&immutable=1", uri=True, check_same_thread=False, isolation_level=None
+            )
+            self._check_version()
+        _quick_check(self._conn, self.path)
+        return self._conn
+
+    def _check_version(self) -> None:
+        """Refuse a store made by a newer clineval; bring an older one up to :data:`SCHEMA_VERSION`."""
+        conn = self._conn
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "meta" not in tables:
+            if self.readonly and "runs" not in tables:
+                raise StoreError(f"{self.path}: not a clineval run store (it has no clineval tables)")
+            return  # a new store: the schema is created next
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            return
+        try:
+            version = int(row[0])
+        except ValueError:
+            raise StoreDamagedError(
+                _damaged(self.path, f"schema_version {row[0]!r} is not a number")
+            ) from None
+        if version > SCHEMA_VERSION:
+            raise StoreVersionError(
+                f"{self.path}: this run store was made by a newer clineval (store schema version {version}; "
+                f"this clineval knows versions up to {SCHEMA_VERSION}); upgrade clineval "
+                "(pip install -U clineval) to use it"
+            )
+        if version < SCHEMA_VERSION:
+            steps = range(version, SCHEMA_VERSION)
+            if any(step not in _UPGRADES for step in steps):
+                raise StoreVersionError(
+                    f"{self.path}: unknown store schema version {version} "
+                    f"(this clineval reads versions 1 to {SCHEMA_VERSION})"
+                )
+            if self.readonly:
+                raise StoreVersionError(
+                    f"{self.path}: this run store has an older layout (schema version {version}); "
+                    "open it once for writing (e.g. 'clineval run ... --store PATH') to upgrade it"
+                )
+            script = "".join(_UPGRADES[step] for step in steps)
+            conn.executescript(
+                f"BEGIN IMMEDIATE; {script}; UPDATE meta SET value = '{SCHEMA_VERSION}'"
+                " WHERE key = 'schema_version'; COMMIT;"
+            )
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+        self._release_reserve()
+
+    def _make_reserve(self) -> None:
+        """Set a little disk space aside (a ``-reserve`` file beside the store) for the duration
+        of a run, so that a run that fills the disk can still be marked as stopped."""
+        if self.readonly or str(self.path) == ":memory:" or self._reserve is not None:
+            return
+        reserve = Path(f"{self.path}-reserve")
+        try:
+            with reserve.open("wb") as handle:
+                handle.write(bytes(_RESERVE_BYTES))
+        except OSError:
+            with contextlib.suppress(OSError):
+                reserve.unlink()
+            return
+        self._reserve = reserve
+
+    def _release_reserve(self) -> bool:
+        reserve, self._reserve = self._reserve, None
+        if reserve is None:
+            return False
+        with contextlib.suppress(OSError):
+            reserve.unlink()
+        return True
 
     def __enter__(self) -> RunStore:
         return self
@@ -131,7 +402,7 @@ class RunStore:
             try:
                 self._conn.execute(
                     "INSERT INTO runs (id, created_at, status, record) VALUES (?, ?, ?, ?)",
-                    (record.id, record.created_at, record.status, record.model_dump_json()),
+                    (record.id, record.created_at, record.status, redact_json(record.model_dump_json())),
                 )
                 self._conn.executemany(
                     "INSERT INTO cases (run_id, idx, case_id, data) VALUES (?, ?, ?, ?)",
@@ -139,15 +410,27 @@ class RunStore:
                 )
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # SQLite may already have rolled back (e.g. on a full disk): a second ROLLBACK
+                # would hide the real error behind "no transaction is active".
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
 
     def update_run(self, record: RunRecord) -> None:
         with self._lock:
-            self._conn.execute(
-                "UPDATE runs SET status = ?, record = ? WHERE id = ?",
-                (record.status, record.model_dump_json(), record.id),
-            )
+            try:
+                self._update_run(record)
+            except sqlite3.OperationalError as exc:
+                # A full disk: give back the space set aside for this and try once more.
+                if _primary_code(exc) != sqlite3.SQLITE_FULL or not self._release_reserve():
+                    raise
+                self._update_run(record)
+
+    def _update_run(self, record: RunRecord) -> None:
+        self._conn.execute(
+            "UPDATE runs SET status = ?, record = ? WHERE id = ?",
+            (record.status, redact_json(record.model_dump_json()), record.id),
+        )
 
     def set_status(self, run_id: str, status: RunStatus, error: str | None = None) -> RunRecord:
         record = self.get_run(run_id)
@@ -204,7 +487,7 @@ class RunStore:
 
     def save_output(self, run_id: str, case_id: str, output: AgentOutput) -> None:
         with self._lock:
-            self._conn.execute(_INSERT_OUTPUT, (run_id, case_id, output.model_dump_json(), time.time()))
+            self._conn.execute(_INSERT_OUTPUT, (run_id, case_id, redact_json(output.model_dump_json()), time.time()))
 
     def load_outputs(self, run_id: str) -> dict[str, AgentOutput]:
         with self._lock:
@@ -228,7 +511,7 @@ class RunStore:
         self, outputs: Sequence[tuple[str, str, AgentOutput]], results: Sequence[ResultRecord]
     ) -> None:
         """Commit agent outputs, then results, in one transaction."""
-        output_rows = [(run, case, out.model_dump_json(), time.time()) for run, case, out in outputs]
+        output_rows = [(run, case, redact_json(out.model_dump_json()), time.time()) for run, case, out in outputs]
         result_rows = [_result_row(r) for r in results]
         with self._lock:
             self._conn.execute("BEGIN")
@@ -237,10 +520,14 @@ class RunStore:
                 self._conn.executemany(_INSERT_RESULT, result_rows)
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # SQLite may already have rolled back (e.g. on a full disk): a second ROLLBACK
+                # would hide the real error behind "no transaction is active".
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
 
     def background_writer(self) -> BackgroundWriter:
+        self._make_reserve()
         return BackgroundWriter(self)
 
     def load_results(self, run_id: str) -> list[ResultRecord]:
@@ -272,33 +559,48 @@ class RunStore:
         return {(r[0], r[1]) for r in rows}
 
     def delete_error_results(self, run_id: str, metrics: Iterable[str] | None = None) -> int:
-        """Forget error results so that a resumed run scores those cases again."""
+        """Forget error results so that a resumed run scores those cases again.
+
+        A resumed run does this inside :meth:`begin_run`, in one transaction with marking
+        the run ``running``, so that a kill in between cannot leave a ``completed`` run
+        with results missing."""
         with self._lock:
-            if metrics is None:
-                cur = self._conn.execute(
-                    "DELETE FROM results WHERE run_id = ? AND status = 'error'", (run_id,)
-                )
-            else:
-                names = list(metrics)
-                marks = ",".join("?" * len(names))
-                cur = self._conn.execute(
-                    f"DELETE FROM results WHERE run_id = ? AND status = 'error' AND metric IN ({marks})",
-                    (run_id, *names),
-                )
-            return cur.rowcount
+            return self._delete_error_results(run_id, metrics)
+
+    def _delete_error_results(self, run_id: str, metrics: Iterable[str] | None = None) -> int:
+        if metrics is None:
+            cur = self._conn.execute("DELETE FROM results WHERE run_id = ? AND status = 'error'", (run_id,))
+        else:
+            names = list(metrics)
+            marks = ",".join("?" * len(names))
+            cur = self._conn.execute(
+                f"DELETE FROM results WHERE run_id = ? AND status = 'error' AND metric IN ({marks})",
+                (run_id, *names),
+            )
+        return cur.rowcount
 
     def delete_failed_outputs(self, run_id: str) -> int:
         """Forget the outputs of failed agent calls, and their results, so that a resumed run
-        calls the agent on those cases again."""
+        calls the agent on those cases again (see :meth:`begin_run`)."""
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT case_id FROM outputs"
-                " WHERE run_id = ? AND json_extract(data, '$.agent_run.failed') = 1",
-                (run_id,),
-            ).fetchall()
-            for (case_id,) in rows:
-                self._conn.execute("DELETE FROM results WHERE run_id = ? AND case_id = ?", (run_id, case_id))
-                self._conn.execute("DELETE FROM outputs WHERE run_id = ? AND case_id = ?", (run_id, case_id))
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                deleted = self._delete_failed_outputs(run_id)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+        return deleted
+
+    def _delete_failed_outputs(self, run_id: str) -> int:
+        rows = self._conn.execute(
+            "SELECT case_id FROM outputs WHERE run_id = ? AND json_extract(data, '$.agent_run.failed') = 1",
+            (run_id,),
+        ).fetchall()
+        for (case_id,) in rows:
+            self._conn.execute("DELETE FROM results WHERE run_id = ? AND case_id = ?", (run_id, case_id))
+            self._conn.execute("DELETE FROM outputs WHERE run_id = ? AND case_id = ?", (run_id, case_id))
         return len(rows)
 
     def count_results(self, run_id: str) -> int:
@@ -315,6 +617,170 @@ class RunStore:
             row = self._conn.execute(f"SELECT {sums} FROM results WHERE run_id = ?", (run_id,)).fetchone()
         return Usage(**{f: int(v) for f, v in zip(fields, row, strict=True)})
 
+    # the run lock, the start of a run, completeness ---------------------------------
+
+    #: Seconds between two heartbeats of a run lock held by this process.
+    lease_heartbeat_s: float = 5.0
+    #: A lock whose last heartbeat is older than this is taken over: its process is presumed
+    #: gone (a lock of a process that is gone from this host is taken over at once).
+    lease_stale_s: float = 60.0
+
+    def acquire_lease(self, run_id: str) -> RunLease:
+        """Take the run's lock, or raise :class:`RunLockedError` naming the live process holding it.
+
+        The check and the take are one ``BEGIN IMMEDIATE`` transaction, so of two processes
+        asking at once exactly one gets the lock. A lock left by a process that is gone is
+        taken over: on this host when its pid no longer runs, from another host when its
+        heartbeat is older than :attr:`lease_stale_s`. The returned :class:`RunLease` keeps
+        the lock fresh with a heartbeat thread until :meth:`RunLease.release`.
+        """
+        token = uuid.uuid4().hex
+        now = time.time()
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                holder = self._lease_row(run_id)
+                if holder is not None and not holder.stale(self.lease_stale_s, now):
+                    raise RunLockedError(holder.refusal(self.lease_stale_s, now))
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO leases (run_id, token, pid, host, started_at, heartbeat_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (run_id, token, os.getpid(), socket.gethostname(), now, now),
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+        return RunLease(self, run_id, token)
+
+    def check_lease(self, run_id: str) -> None:
+        """Raise :class:`RunLockedError` now if a live process holds the run's lock (a quick
+        check before a resume builds its judge and agent; :meth:`acquire_lease` decides)."""
+        holder = self.lease_holder(run_id)
+        if holder is not None:
+            raise RunLockedError(holder.refusal(self.lease_stale_s, time.time()))
+
+    def lease_holder(self, run_id: str) -> LeaseInfo | None:
+        """The live process holding the run's lock, or ``None`` (no lock, or a stale one)."""
+        with self._lock:
+            holder = self._lease_row(run_id)
+        return holder if holder is not None and not holder.stale(self.lease_stale_s, time.time()) else None
+
+    def _lease_row(self, run_id: str) -> LeaseInfo | None:
+        try:
+            row = self._conn.execute(
+                "SELECT run_id, token, pid, host, started_at, heartbeat_at FROM leases WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):  # a store written before run locks, opened read-only
+                return None
+            raise
+        return None if row is None else LeaseInfo(*row)
+
+    def _beat(self, run_id: str, token: str) -> bool:
+        """Refresh the lock's heartbeat; False when the lock is no longer this holder's."""
+        with self._lock:
+            cur = self._conn.execute(
+                "UPDATE leases SET heartbeat_at = ? WHERE run_id = ? AND token = ?", (time.time(), run_id, token)
+            )
+        return cur.rowcount > 0
+
+    def _unlease(self, run_id: str, token: str) -> None:
+        with self._lock:
+            self._conn.execute("DELETE FROM leases WHERE run_id = ? AND token = ?", (run_id, token))
+
+    def begin_run(
+        self,
+        record: RunRecord,
+        lease: RunLease,
+        *,
+        expected: dict[str, int],
+        delete_failed_outputs: bool = False,
+        delete_error_results: bool = False,
+    ) -> None:
+        """Start (or restart) a run, in one transaction: check the lock is still ``lease``'s,
+        forget failed work when asked (``--retry-errors``), mark the run ``running`` and
+        record ``expected``, the number of (case, metric) results each metric should have.
+
+        One transaction: a kill at any moment leaves either the run as it was, or the run
+        ``running`` with the failed work forgotten; never a ``completed`` run with results
+        missing.
+        """
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                holder = self._lease_row(record.id)
+                if holder is None or holder.token != lease.token:
+                    raise RunLockedError(
+                        f"run {record.id}: its lock was taken over by another process"
+                        + (f" (pid {holder.pid} on {holder.host})" if holder else "")
+                        + "; this one stops"
+                    )
+                if delete_failed_outputs:
+                    self._delete_failed_outputs(record.id)
+                if delete_error_results:
+                    self._delete_error_results(record.id)
+                record.status = "running"
+                record.error = None
+                self._update_run(record)
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO expected_results (run_id, total, by_metric) VALUES (?, ?, ?)",
+                    (record.id, sum(expected.values()), json.dumps(expected)),
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    def completeness(self, run_ref: str) -> RunCompleteness:
+        """How complete a stored run is: its status, whether a live process is running it,
+        and the (case, metric) results it has against those it should have."""
+        record = self.get_run(run_ref)
+        run_id = record.id
+        with self._lock:
+            try:
+                row = self._conn.execute(
+                    "SELECT by_metric FROM expected_results WHERE run_id = ?", (run_id,)
+                ).fetchone()
+            except sqlite3.OperationalError as exc:
+                if "no such table" not in str(exc):
+                    raise
+                row = None
+            counts = dict(
+                self._conn.execute(
+                    "SELECT metric, COUNT(*) FROM results WHERE run_id = ? GROUP BY metric", (run_id,)
+                ).fetchall()
+            )
+            n_cases = int(self._conn.execute("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0])
+            expected: dict[str, int] | None = json.loads(row[0]) if row else None
+            complete_cases: int | None = None
+            if expected is not None and expected and all(n == n_cases for n in expected.values()):
+                names = list(expected)
+                marks = ",".join("?" * len(names))
+                complete_cases = int(
+                    self._conn.execute(
+                        f"SELECT COUNT(*) FROM (SELECT case_id FROM results WHERE run_id = ? AND metric IN ({marks})"
+                        " GROUP BY case_id HAVING COUNT(*) = ?)",
+                        (run_id, *names, len(names)),
+                    ).fetchone()[0]
+                )
+        holder = self.lease_holder(run_id)
+        metrics = list(expected) if expected is not None else record.metrics
+        return RunCompleteness(
+            run_id=run_id,
+            status=record.status,
+            error=record.error,
+            n_cases=n_cases,
+            expected=sum(expected.values()) if expected is not None else None,
+            present=sum(counts.get(m, 0) for m in metrics),
+            complete_cases=complete_cases,
+            missing={m: n - counts.get(m, 0) for m, n in (expected or {}).items() if n > counts.get(m, 0)},
+            holder=holder,
+        )
+
 
 _STOP = object()
 
@@ -326,6 +792,7 @@ class BackgroundWriter:
         self._store = store
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._error: BaseException | None = None
+        self._closed = False
         self._thread = threading.Thread(target=self._run, name="clineval-store-writer", daemon=True)
         self._thread.start()
 
@@ -338,8 +805,12 @@ class BackgroundWriter:
         self._queue.put(result)
 
     def _check(self) -> None:
-        if self._error is not None:
-            raise StoreError(f"writing to the run store failed: {self._error}") from self._error
+        error = self._error
+        if error is None:
+            return
+        if isinstance(error, StoreError):  # a full disk, a damaged file ...: already a clear message
+            raise type(error)(str(error)) from error
+        raise StoreError(f"writing to the run store failed: {error}") from error
 
     def _run(self) -> None:
         stop = False
@@ -364,8 +835,162 @@ class BackgroundWriter:
                 self._error = exc
 
     def close(self) -> None:
-        """Commit everything queued, stop the thread, and raise if a write failed."""
+        """Commit everything queued, stop the thread, and raise if a write failed (once: closing
+        again, e.g. in a ``finally`` after the error was handled, does not raise it again)."""
         if self._thread.is_alive():
             self._queue.put(_STOP)
             self._thread.join()
-        self._check()
+        self._store._release_reserve()  # the run's writes are done (on a full disk: room to mark it)
+        if not self._closed:
+            self._closed = True
+            self._check()
+
+
+# --------------------------------------------------------------------------- run locks
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host (a zombie, killed but not yet reaped, does not)."""
+    if os.name == "nt":  # os.kill(pid, 0) would terminate it there: rely on the heartbeat
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process: it exists
+        return True
+    with contextlib.suppress(OSError, IndexError):
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat.rpartition(")")[2].split()[0] == "Z":
+            return False
+    return True
+
+
+def _clock(when: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
+
+
+@dataclass(frozen=True)
+class LeaseInfo:
+    """A run's lock as stored: who holds it, since when, and its last heartbeat."""
+
+    run_id: str
+    token: str
+    pid: int
+    host: str
+    started_at: float
+    heartbeat_at: float
+
+    def stale(self, stale_s: float, now: float) -> bool:
+        """Presumed gone: a dead pid on this host, or no heartbeat for ``stale_s`` seconds."""
+        if now - self.heartbeat_at > stale_s:
+            return True
+        return self.host == socket.gethostname() and not _pid_alive(self.pid)
+
+    def describe(self) -> str:
+        return f"pid {self.pid} on {self.host} since {_clock(self.started_at)}"
+
+    def refusal(self, stale_s: float, now: float) -> str:
+        age = max(0.0, now - self.heartbeat_at)
+        head = f"run {self.run_id} is being run by {self.describe()} (last heartbeat {age:.0f} s ago)"
+        if self.host == socket.gethostname():
+            return f"{head}; wait for it to finish, or stop it (kill {self.pid}) and run this again"
+        return (
+            f"{head}; wait for it to finish or, if that process is gone, run this again in "
+            f"{max(1.0, stale_s - age):.0f} s (a lock whose heartbeat is older than {stale_s:.0f} s is taken over)"
+        )
+
+
+class RunLease:
+    """The lock on one run held by this process; a thread refreshes its heartbeat until released."""
+
+    def __init__(self, store: RunStore, run_id: str, token: str):
+        self.store = store
+        self.run_id = run_id
+        self.token = token
+        self.lost = False
+        """True once the heartbeat found the lock taken over (this process was presumed gone)."""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._heartbeat, name="clineval-run-lock", daemon=True)
+        self._thread.start()
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.store.lease_heartbeat_s):
+            try:
+                if not self.store._beat(self.run_id, self.token):
+                    self.lost = True
+                    return
+            except (StoreError, sqlite3.Error):
+                continue  # a busy or full store: the next beat tries again
+
+    def release(self) -> None:
+        """Stop the heartbeat and give the lock up (a no-op the second time)."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._thread.join(timeout=5)
+        with contextlib.suppress(StoreError, sqlite3.Error):
+            self.store._unlease(self.run_id, self.token)
+
+    def __enter__(self) -> RunLease:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@dataclass(frozen=True)
+class RunCompleteness:
+    """A stored run's status against its results (see :meth:`RunStore.completeness`)."""
+
+    run_id: str
+    status: RunStatus
+    error: str | None
+    n_cases: int
+    expected: int | None
+    """(case, metric) results the run should have; ``None`` for runs stored before clineval recorded it."""
+    present: int
+    complete_cases: int | None
+    """Cases with every result (``None`` when some metric scores only some cases)."""
+    missing: dict[str, int] = field(default_factory=dict)
+    """Results missing, by metric."""
+    holder: LeaseInfo | None = None
+    """The live process running it now, if any."""
+
+    @property
+    def missing_results(self) -> int:
+        return max(0, (self.expected or 0) - self.present)
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "completed" and self.holder is None and self.missing_results == 0
+
+    def progress(self) -> str:
+        if self.expected is None:
+            return f"{self.present} results (the number expected was not recorded)"
+        if self.complete_cases is not None:
+            return (
+                f"{self.complete_cases} of {self.n_cases} cases scored "
+                f"({self.present} of {self.expected} results)"
+            )
+        return f"{self.present} of {self.expected} results"
+
+    def describe(self) -> str:
+        """One line: ``run X is interrupted: 30 of 120 cases scored (150 of 600 results)``."""
+        where = f"run {self.run_id}"
+        if self.holder is not None:
+            return f"{where} is running ({self.holder.describe()}): {self.progress()} so far"
+        if self.status == "running":
+            return f"{where} was interrupted (marked running, but no process is running it): {self.progress()}"
+        if self.status == "failed":
+            reason = (self.error or "").splitlines()[0][:200] if self.error else "no reason recorded"
+            return f"{where} failed ({reason}): {self.progress()}"
+        if self.status == "completed":
+            if self.complete_cases is not None:
+                return (
+                    f"{where} is marked completed but has {self.complete_cases} of {self.n_cases} cases scored "
+                    f"({self.present} of {self.expected} results)"
+                )
+            return f"{where} is marked completed but has {self.progress()}"
+        return f"{where} is {self.status}: {self.progress()}"
+
