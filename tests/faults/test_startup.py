@@ -171,3 +171,14 @@ def test_package_names_load_on_first_use() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_validate_builds_rouge_without_importing_nltk(tmp_path: Path) -> None:
+    """Checking a run file builds its metrics, but ROUGE's scorer (nltk, scipy, sklearn) waits for a score."""
+    (tmp_path / "cases.jsonl").write_text(json.dumps({"id": "a", "input": "q", "reference": "x"}) + "\n")
+    (tmp_path / "run.yaml").write_text(
+        "name: r\ndata: cases.jsonl\nmetrics:\n  - rouge(use_stemmer=true)\n  - token_f1\n"
+    )
+    names, proc = _imported(["validate", "run.yaml"], tmp_path, tmp_path / "s.db")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _loaded(names, ("rouge_score", "nltk", "scipy", "sklearn", "pandas")) == []

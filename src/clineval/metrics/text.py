@@ -17,6 +17,7 @@ can still have no tokens (``"the."``).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -201,6 +202,15 @@ def _no_tokens(response_tokens: list[str], reference_tokens: list[str]) -> str:
     return "the response has no token" if not response_tokens else "the reference has no token"
 
 
+@functools.cache
+def _rouge_scorer(use_stemmer: bool) -> Any:
+    """The scorer, built on first use rather than with the metric (``clineval validate``, a
+    resumed run with every score done): rouge-score pulls in nltk, scipy and sklearn, seconds."""
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=use_stemmer)
+
+
 @metric("rouge", source=LEXICAL_SOURCE)
 class Rouge(_LexicalMetric):
     """ROUGE F-measure (rouge-score); all of ROUGE-1, -2, -L and -Lsum in the sub-scores."""
@@ -210,17 +220,13 @@ class Rouge(_LexicalMetric):
             raise ValueError(f"unknown rouge_type {rouge_type!r}; choose one of {', '.join(ROUGE_TYPES)}")
         self.rouge_type = rouge_type
         self.use_stemmer = _check_bool(use_stemmer, "use_stemmer")
-        # Imported here: rouge-score pulls in nltk, which takes a second to import.
-        from rouge_score import rouge_scorer
-
-        self._scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=self.use_stemmer)
 
     def _edge_score(self, score: Score) -> Score:
         score.sub_scores = {t: score.value for t in ROUGE_TYPES}
         return score
 
     def _compare(self, response: str, target: str) -> Score:
-        results = self._scorer.score(split_sentences(target), split_sentences(response))
+        results = _rouge_scorer(self.use_stemmer).score(split_sentences(target), split_sentences(response))
         details: dict[str, Any] = {
             t: {
                 "precision": float(results[t].precision),
