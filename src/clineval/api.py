@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, build_agent, with_placeholders
 from clineval.datasets import Dataset, fingerprint_cases, load_dataset
 from clineval.errors import ConfigError, field_errors
+from clineval.interrupts import run_main
 from clineval.judges.base import Judge
 from clineval.judges.config import JudgeConfig, build_judge, default_judge_config
 from clineval.metrics.base import Metric, higher_is_better
@@ -33,7 +34,6 @@ from clineval.model import Case, DatasetInfo, RunRecord
 from clineval.results.result import EvalResult
 from clineval.runner.agent import AgentCaller, AgentFn
 from clineval.runner.engine import RunPlan, execute
-from clineval.interrupts import run_main
 from clineval.runner.progress import ProgressReporter, default_progress
 from clineval.runner.provenance import (
     clineval_version,

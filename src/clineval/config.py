@@ -21,6 +21,9 @@ The same model is stored with each run, so that a run can be resumed or compared
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +76,27 @@ class RunConfig(BaseModel):
     environment: dict[str, Any] = Field(default_factory=dict)
     """Settings of a simulated environment the run used (e.g. the radiology benchmark's
     seed, conditions and core), enough to rebuild its cases when the run is resumed."""
+    from_environment: list[str] = Field(default_factory=list)
+    """Environment variables the run file read with ``${NAME}`` (set by clineval, not in a
+    run file). Their values are stored as ``${NAME}`` (see :meth:`stored`) and read from the
+    environment again when the run is resumed (:meth:`from_stored`)."""
+
+    def stored(self) -> dict[str, Any]:
+        """The configuration as the run store keeps it: ``${NAME}`` instead of the values of
+        the environment variables the run file read."""
+        return with_placeholders(self.model_dump(mode="json"), self.from_environment)
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any], run_id: str = "") -> RunConfig:
+        """A stored configuration, its ``${NAME}`` references read from the environment."""
+        names = [str(n) for n in data.get("from_environment") or []]
+        missing = [n for n in names if n not in os.environ]
+        if missing:
+            raise ConfigError(
+                f"run {run_id or '(stored)'} was configured with environment variable(s) "
+                f"{', '.join(missing)} (${{NAME}} in its run file); set them to resume it"
+            )
+        return cls.model_validate(_expanded(data, names))
 
     @field_validator("encoding")
     @classmethod
@@ -116,8 +140,76 @@ def load_run_config(path: str | Path) -> RunConfig:
     """
     from clineval.suites.source import load_settings
 
-    config, _ = load_settings(path, RunConfig, what="run file", expected="name, data, metrics, ...")
+    config, doc = load_settings(path, RunConfig, what="run file", expected="name, data, metrics, ...")
+    if isinstance(doc.data, dict) and "from_environment" in doc.data:
+        raise ConfigError(f"{path}: from_environment: set by clineval, not a run file setting")
+    config.from_environment = sorted(_references(doc.raw))
     return config
+
+
+_REFERENCE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
+_MIN_PLACEHOLDER = 4
+
+
+def _references(raw: Any) -> set[str]:
+    """The names of the environment variables ``${NAME}`` reads in a file's text as written."""
+    if isinstance(raw, str):
+        return {m.group(1) for m in _REFERENCE.finditer(raw) if m.group(1)}
+    if isinstance(raw, dict):
+        return set().union(*(_references(v) for v in raw.values())) if raw else set()
+    if isinstance(raw, list):
+        return set().union(*(_references(v) for v in raw)) if raw else set()
+    return set()
+
+
+def with_placeholders(value: Any, names: Iterable[str]) -> Any:
+    """``value`` (JSON-like) with the value of each environment variable in ``names``
+    written back as ``${NAME}`` (values of 4 characters or more; longest first)."""
+    pairs = sorted(
+        ((os.environ[n], n) for n in names if len(os.environ.get(n, "")) >= _MIN_PLACEHOLDER),
+        key=lambda pair: len(pair[0]),
+        reverse=True,
+    )
+    if not pairs:
+        return value
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            for found, name in pairs:
+                node = node.replace(found, "${" + name + "}")
+            return node
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(value)
+
+
+def _expanded(value: Any, names: Iterable[str]) -> Any:
+    """The inverse of :func:`with_placeholders`: ``${NAME}`` for each name in ``names`` read
+    from the environment (other ``${...}`` text is left as it is)."""
+    wanted = set(names)
+    if not wanted:
+        return value
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in wanted and match.group(0) == "${" + name + "}":
+            return os.environ.get(name, "")
+        return match.group(0)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            return _REFERENCE.sub(replace, node) if "${" in node else node
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(value)
 
 
 def build_agent(config: AgentConfig, base_dir: Path | None = None) -> AgentFn:

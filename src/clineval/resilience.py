@@ -9,8 +9,9 @@ Used by the judge backends and by the runner when it calls the agent under test.
   up to the configured maximum (additive increase, multiplicative decrease).
 * :func:`call_with_retries` makes at most ``max_attempts`` attempts with a timeout each,
   sleeping between attempts with exponential backoff and full jitter, or for the time the
-  server asked for in ``Retry-After`` / ``retry-after-ms`` (capped at ``max_backoff_s``).
-  It never loops forever.
+  server asked for in ``Retry-After`` / ``retry-after-ms``. A server asking for more than
+  ``max_retry_after_s`` gets no retry (the call fails at once) and pauses nobody, so a
+  ``Retry-After: 3600`` cannot stall a run. It never loops forever.
 """
 
 from __future__ import annotations
@@ -42,6 +43,13 @@ class RetryPolicy(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0)
     initial_backoff_s: float = Field(default=0.5, ge=0)
     max_backoff_s: float = Field(default=30.0, ge=0)
+    max_retry_after_s: float | None = Field(default=None, ge=0)
+    """The longest wait a server may ask for (``Retry-After``); ``None``: ``max_backoff_s``.
+    A call whose server asks for a longer wait is not retried (see :func:`gives_up`)."""
+
+    @property
+    def retry_after_cap_s(self) -> float:
+        return self.max_backoff_s if self.max_retry_after_s is None else self.max_retry_after_s
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:
@@ -69,6 +77,17 @@ def retry_after_seconds(exc: BaseException) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def asks_too_long(policy: RetryPolicy, exc: BaseException) -> float | None:
+    """The wait the server asked for, when it is longer than the policy allows; else ``None``.
+
+    Waiting longer would stall the whole run (a ``Retry-After: 3600`` is an hour), and
+    retrying sooner than asked is pointless, so such a call is not retried."""
+    asked = retry_after_seconds(exc)
+    if asked is not None and asked > policy.retry_after_cap_s:
+        return asked
+    return None
 
 
 def classify_failure(exc: BaseException) -> Failure:
@@ -180,12 +199,12 @@ class AdaptiveLimiter:
 def backoff_s(policy: RetryPolicy, failures: int, exc: BaseException | None) -> float:
     """Seconds to wait after the ``failures``-th failed attempt.
 
-    The server's ``Retry-After`` when it sent one (capped at ``max_backoff_s``), otherwise
+    The server's ``Retry-After`` when it sent one (capped at ``max_retry_after_s``), otherwise
     exponential backoff with full jitter: uniform in [0, initial x 2^(failures-1)], capped.
     """
     asked = retry_after_seconds(exc) if exc is not None else None
     if asked is not None:
-        return min(asked, policy.max_backoff_s)
+        return min(asked, policy.retry_after_cap_s)
     ceiling = min(policy.max_backoff_s, policy.initial_backoff_s * 2 ** (failures - 1))
     return random.uniform(0, ceiling)
 
@@ -222,7 +241,10 @@ async def _attempt(
             result = await _timed(call, policy.timeout_s)
         except Exception as exc:
             if classify(exc) == "rate_limit":
-                slot.rate_limited(retry_after_seconds(exc))
+                # Pause new calls for the time asked, unless it is beyond the cap: then this
+                # call gives up (it is not retried) and no pause holds the others.
+                asked = retry_after_seconds(exc)
+                slot.rate_limited(asked if asked is not None and asked <= policy.retry_after_cap_s else None)
             raise
         slot.succeeded()
         return result
@@ -240,12 +262,18 @@ async def call_with_retries(
 
     The first attempt runs directly; only after a retryable failure does the retry
     machinery (tenacity) take over, since it costs more CPU per call than the rest of a
-    judge call's bookkeeping and most calls succeed at once.
+    judge call's bookkeeping and most calls succeed at once. A failure is retryable when
+    ``classify`` does not call it fatal and the server did not ask for a wait beyond
+    the policy's ``max_retry_after_s``.
     """
+
+    def retryable(exc: BaseException) -> bool:
+        return classify(exc) != "fatal" and asks_too_long(policy, exc) is None
+
     try:
         return await _attempt(call, policy, limiter, classify)
     except Exception as exc:
-        if policy.max_attempts <= 1 or classify(exc) == "fatal":
+        if policy.max_attempts <= 1 or not retryable(exc):
             raise
         first = exc
     if on_retry is not None:
@@ -265,7 +293,7 @@ async def call_with_retries(
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts - 1),
         wait=wait,
-        retry=retry_if_exception(lambda exc: classify(exc) != "fatal"),
+        retry=retry_if_exception(retryable),
         reraise=True,
         before_sleep=before_sleep,
     )

@@ -45,7 +45,9 @@ def friendly(fn: F) -> F:
             return fn(*args, **kwargs)
         except ClinevalError as exc:
             # Masked: an error may quote a server's answer that echoes a key.
-            err.print(Text.assemble(("error: ", "bold red"), redact(str(exc))), highlight=False, soft_wrap=True)
+            err.print(
+                Text.assemble(("error: ", "bold red"), redact(str(exc))), highlight=False, soft_wrap=True
+            )
             sys.exit(2)
         except RunInterrupted as exc:
             err.print(

@@ -25,8 +25,8 @@ from clineval.compare.gates import GateResult
 from clineval.compare.stats import is_binary
 from clineval.errors import ConfigError
 from clineval.model import ResultRecord, Score
-from clineval.results.result import EvalResult
 from clineval.redaction import redact
+from clineval.results.result import EvalResult
 
 FAIL_LABELS = ("fail", "failed")
 _COUNTS = ("tests", "failures", "errors", "skipped")

@@ -35,7 +35,7 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
-    """Requests sent to the endpoint (re-asks and retried attempts that got an answer count)."""
+    """Requests sent to the endpoint: re-asks and every attempt count, failed ones included."""
     cached: int = 0
     """Answers served from the judge cache with no request."""
     reasks: int = 0

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from clineval.errors import warn_once
 from clineval.judges.base import Usage
 
 
@@ -26,42 +27,109 @@ def cache_key(payload: dict[str, Any]) -> str:
 
 
 class JudgeCache:
-    """SQLite-backed map from a request key to the validated raw answer and its usage."""
+    """SQLite-backed map from a request key to the validated raw answer and its usage.
+
+    A cache that cannot be written (a read-only file or folder, a full disk) never costs
+    an answer: the judge's answers are used, not stored, and one warning says so. One
+    that cannot even be read is skipped the same way.
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self.writable = True
+        try:
+            self._conn = self._open(path)
+        except (OSError, sqlite3.Error) as exc:
+            self._conn = self._open_read_only(exc)
+
+    def _open(self, path: str | Path) -> sqlite3.Connection:
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=10000")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS judge_cache ("
-            " key TEXT PRIMARY KEY, model TEXT, raw TEXT NOT NULL, usage TEXT NOT NULL,"
-            " created_at REAL NOT NULL)"
-        )
+        conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        try:
+            conn.execute("PRAGMA busy_timeout=10000")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS judge_cache ("
+                " key TEXT PRIMARY KEY, model TEXT, raw TEXT NOT NULL, usage TEXT NOT NULL,"
+                " created_at REAL NOT NULL)"
+            )
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _open_read_only(self, reason: BaseException) -> sqlite3.Connection | None:
+        """The cache opened for reading only (hits still count), or ``None`` when that fails too."""
+        self.writable = False
+        if self.path.is_file():
+            # mode=ro needs the WAL's shared-memory file; immutable=1 reads a folder that
+            # cannot hold one (nothing writes the file: it could not be opened for writing).
+            for query in ("mode=ro", "mode=ro&immutable=1"):
+                uri = f"{self.path.resolve().as_uri()}?{query}"
+                try:
+                    conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+                except (OSError, ValueError, sqlite3.Error):
+                    continue
+                try:
+                    conn.execute("SELECT COUNT(*) FROM judge_cache").fetchone()
+                except sqlite3.Error:
+                    conn.close()
+                    continue
+                self._warn(reason, "it is read, but new answers are not stored")
+                return conn
+        self._warn(reason, "it is not used this run")
+        return None
+
+    def _warn(self, reason: BaseException, consequence: str) -> None:
+        warn_once(f"judge cache {self.path} cannot be written ({_why(reason)}); {consequence}")
 
     def get(self, key: str) -> tuple[str, Usage] | None:
-        with self._lock:
-            row = self._conn.execute("SELECT raw, usage FROM judge_cache WHERE key = ?", (key,)).fetchone()
+        if self._conn is None:
+            return None
+        try:
+            with self._lock:
+                row = self._conn.execute(
+                    "SELECT raw, usage FROM judge_cache WHERE key = ?", (key,)
+                ).fetchone()
+        except sqlite3.Error as exc:
+            warn_once(f"judge cache {self.path} cannot be read ({_why(exc)}); it is skipped")
+            return None
         if row is None:
             return None
         return row[0], Usage.model_validate_json(row[1])
 
     def put(self, key: str, raw: str, usage: Usage, model: str | None = None) -> None:
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO judge_cache (key, model, raw, usage, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (key, model, raw, usage.model_dump_json(), time.time()),
-            )
+        """Store an answer; a cache that cannot be written is skipped (one warning), the answer kept."""
+        if self._conn is None or not self.writable:
+            return
+        try:
+            with self._lock:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO judge_cache (key, model, raw, usage, created_at)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (key, model, raw, usage.model_dump_json(), time.time()),
+                )
+        except sqlite3.Error as exc:
+            self.writable = False
+            self._warn(exc, "answers are used but not stored")
 
     def __len__(self) -> int:
+        if self._conn is None:
+            return 0
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM judge_cache").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)

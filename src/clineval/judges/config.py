@@ -11,8 +11,9 @@ A judge is chosen by one setting, a spec string (``--judge`` on the command line
 ``none``
     no judge: metrics that need one report their cases as unscored, with the reason.
 ``openai:MODEL`` or ``openai:MODEL@BASE_URL``
-    any OpenAI-compatible endpoint; the key comes from ``OPENAI_API_KEY`` (or the
-    variable named by ``api_key_env``), the URL from ``@BASE_URL`` or ``OPENAI_BASE_URL``.
+    any OpenAI-compatible endpoint; the URL from ``@BASE_URL`` or ``OPENAI_BASE_URL``, the
+    key from the variable named by ``api_key_env``, else from ``OPENAI_API_KEY`` for
+    api.openai.com, a local host or ``OPENAI_BASE_URL`` only (see :func:`openai_key`).
 ``azure`` or ``azure:DEPLOYMENT``
     Azure OpenAI from ``AZURE_OPENAI_ENDPOINT``, ``AZURE_OPENAI_API_KEY`` and
     ``AZURE_OPENAI_DEPLOYMENT`` (``AZURE_OPENAI_API_VERSION`` optional).
@@ -22,17 +23,21 @@ A judge is chosen by one setting, a spec string (``--judge`` on the command line
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import urllib.parse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from clineval.errors import ConfigError
+from clineval.errors import ConfigError, warn_once
 from clineval.judges.base import Judge
 from clineval.judges.cache import JudgeCache
 from clineval.judges.scripted import ScriptedJudge
 from clineval.judges.structured import ResponseMode, StructuredJudge
+from clineval.redaction import register_secret
 from clineval.resilience import RetryPolicy
 
 Provider = Literal["offline", "none", "openai", "azure", "scripted"]
@@ -46,13 +51,18 @@ class JudgeConfig(BaseModel):
     provider: Provider = "offline"
     model: str | None = None
     base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = None
+    """The variable holding the ``openai`` key. Unset: ``OPENAI_API_KEY``, which is sent only
+    to api.openai.com, a local host or an ``OPENAI_BASE_URL`` endpoint (see :func:`openai_key`)."""
     api_version: str | None = None
     temperature: float = Field(default=0.0, ge=0, le=2)
     seed: int | None = 0
     max_tokens: int | None = Field(default=None, gt=0)
     timeout_s: float = Field(default=60.0, gt=0)
     max_attempts: int = Field(default=4, ge=1, le=20)
+    max_retry_after_s: float = Field(default=30.0, ge=0, le=86400)
+    """The longest wait a server may ask for with ``Retry-After``; a longer one fails the
+    request at once (unscored, with the reason) instead of stalling the run."""
     concurrency: int = Field(default=8, ge=1, le=1024)
     response_format: ResponseMode = "json_schema"
     reask: bool = True
@@ -108,6 +118,58 @@ def parse_judge_spec(spec: str) -> dict[str, Any]:
     )
 
 
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_OPENAI_HOSTS = frozenset({"api.openai.com"})
+
+
+def is_local_host(host: str | None) -> bool:
+    """``localhost`` (and ``*.localhost``) or a loopback address."""
+    if not host:
+        return False
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def openai_key(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
+    """The key an ``openai`` judge sends, by one rule that keeps a key where it belongs.
+
+    * ``api_key_env`` set: that variable's value, to whatever endpoint is configured;
+    * not set: ``OPENAI_API_KEY``, but only to api.openai.com, a local host, or the
+      endpoint in ``OPENAI_BASE_URL`` (the environment pairs that key with that URL, as
+      the ``openai`` SDK does). A custom endpoint named in the judge spec or settings
+      (``openai:MODEL@https://gateway.example.com/v1``) gets no key, with a warning, so
+      that a mistyped or borrowed URL never receives your OpenAI key.
+
+    A key sent over plain HTTP to a host that is not local is sent, with a warning.
+    """
+    name = config.api_key_env or DEFAULT_KEY_ENV
+    key = env.get(name) or None
+    if key is None:
+        return None
+    url = config.base_url or env.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    parts = urllib.parse.urlsplit(url)
+    local = is_local_host(parts.hostname)
+    known = local or (parts.hostname or "").lower() in _OPENAI_HOSTS
+    if config.api_key_env is None and config.base_url is not None and not known:
+        warn_once(
+            f"${DEFAULT_KEY_ENV} is not sent to {parts.scheme}://{parts.netloc} (it goes only to "
+            "api.openai.com, a local host or the $OPENAI_BASE_URL endpoint); if this endpoint "
+            "needs a key, name its variable with api_key_env in the judge settings"
+        )
+        return None
+    if parts.scheme == "http" and not local:
+        warn_once(
+            f"the judge key in ${name} is sent over plain HTTP to {parts.netloc}; anyone on the "
+            "network path can read it: use https"
+        )
+    return key
+
+
 def default_judge_config() -> JudgeConfig:
     """The judge named by ``CLINEVAL_JUDGE``, or the offline judge."""
     spec = os.environ.get("CLINEVAL_JUDGE", "").strip()
@@ -133,11 +195,16 @@ def build_judge(
     # Imported here: the HTTP stack takes a noticeable time to import, and offline runs never need it.
     from clineval.judges.openai_compat import OpenAIBackend, azure_settings_from_env
 
-    policy = RetryPolicy(max_attempts=config.max_attempts, timeout_s=config.timeout_s)
+    policy = RetryPolicy(
+        max_attempts=config.max_attempts,
+        timeout_s=config.timeout_s,
+        max_retry_after_s=config.max_retry_after_s,
+    )
     if config.provider == "azure":
         env = azure_settings_from_env(
             deployment_given=bool(config.model), endpoint_given=bool(config.base_url)
         )
+        register_secret(env["api_key"])
         backend = OpenAIBackend(
             model=config.model or env["deployment"],
             azure_endpoint=config.base_url or env["azure_endpoint"],
@@ -151,12 +218,14 @@ def build_judge(
     else:
         assert config.model is not None
         base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
-        api_key = os.environ.get(config.api_key_env)
+        api_key = openai_key(config, os.environ)
         if not api_key and base_url is None:
             raise ConfigError(
-                f"the judge 'openai:{config.model}' needs an API key in ${config.api_key_env}, "
+                f"the judge 'openai:{config.model}' needs an API key in "
+                f"${config.api_key_env or DEFAULT_KEY_ENV}, "
                 "or a local endpoint: 'openai:MODEL@http://host:port/v1'"
             )
+        register_secret(api_key)
         backend = OpenAIBackend(
             model=config.model,
             base_url=base_url,

@@ -13,6 +13,7 @@ of what the ``openai`` SDK's stack does (``benchmarks/judge_throughput.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -25,12 +26,14 @@ import aiohttp
 from yarl import URL
 
 from clineval.errors import ConfigError, JudgeConfigurationError
-from clineval.judges.base import JudgeError
+from clineval.judges.base import JudgeError, Usage
 from clineval.judges.structured import Completion, ResponseMode
+from clineval.redaction import redact
 from clineval.resilience import (
     AdaptiveLimiter,
     Failure,
     RetryPolicy,
+    asks_too_long,
     call_with_retries,
     classify_failure,
 )
@@ -63,7 +66,7 @@ class EndpointError(Exception):
     def __init__(self, status_code: int, body: bytes, headers: Mapping[str, str]):
         self.status_code = status_code
         self.headers = headers
-        self.message = _error_message(body)
+        self.message = redact(_error_message(body))  # a server may echo the key it refused
         super().__init__(f"HTTP {status_code}: {self.message}")
 
 
@@ -309,14 +312,22 @@ class OpenAIBackend:
         def note_retry(exc: BaseException, attempt: int) -> None:
             self.retries += 1
 
+        sent = 0
+
+        async def attempt() -> Completion:
+            nonlocal sent
+            sent += 1  # every request sent is accounted for, failed attempts included
+            return await self._post(body)
+
         try:
-            return await call_with_retries(
-                lambda: self._post(body),
+            completion = await call_with_retries(
+                attempt,
                 policy=self.policy,
                 limiter=self.limiter,
                 classify=classify_openai_failure,
                 on_retry=note_retry,
             )
+            return dataclasses.replace(completion, attempts=sent)
         except EndpointError as exc:
             if exc.status_code in (401, 403):
                 raise JudgeConfigurationError(
@@ -329,25 +340,42 @@ class OpenAIBackend:
                 ) from None
             if response_format is not None and _mentions_response_format(exc):
                 self._fall_back_from(stage)
-                return await self.chat(
-                    messages,
-                    schema_name=schema_name,
-                    json_schema=json_schema,
-                    mode=mode,
-                    max_tokens=max_tokens,
-                )
-            raise JudgeError(
-                f"judge call failed after {self.policy.max_attempts} attempt(s) at most: {_describe(exc)}"
-            ) from None
+                try:
+                    again = await self.chat(
+                        messages,
+                        schema_name=schema_name,
+                        json_schema=json_schema,
+                        mode=mode,
+                        max_tokens=max_tokens,
+                    )
+                except JudgeError as failed:
+                    failed.usage.calls += sent
+                    raise
+                return dataclasses.replace(again, attempts=again.attempts + sent)
+            raise JudgeError(self._failure(exc, sent), usage=Usage(calls=sent)) from None
         except MalformedCompletion as exc:
             raise JudgeError(
                 f"the judge endpoint sent a response that is not a valid chat completion "
-                f"after {self.policy.max_attempts} attempt(s): {exc}"
+                f"after {sent} attempt(s): {exc}",
+                usage=Usage(calls=sent),
             ) from None
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise JudgeError(
-                f"judge call failed after {self.policy.max_attempts} attempt(s): {_describe(exc)}"
+                f"judge call failed after {sent} attempt(s): {_describe(exc)}", usage=Usage(calls=sent)
             ) from None
+
+    def _failure(self, exc: EndpointError, sent: int) -> str:
+        """Why a request failed, saying whether it was retried and why not."""
+        asked = asks_too_long(self.policy, exc)
+        if asked is not None:
+            return (
+                f"judge call failed (HTTP {exc.status_code}, not retried: the server asked to wait "
+                f"{asked:.0f} s, more than max_retry_after_s = {self.policy.retry_after_cap_s:g} s; "
+                f"resume with --retry-errors later): {exc.message}"
+            )
+        if classify_openai_failure(exc) == "fatal":
+            return f"judge call failed (HTTP {exc.status_code}, not retried): {exc.message}"
+        return f"judge call failed after {sent} attempt(s): {_describe(exc)}"
 
     async def aclose(self) -> None:
         if self._session is not None and not self._session.closed:

@@ -37,6 +37,8 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     model: str | None = None
+    attempts: int = 1
+    """HTTP requests sent for this answer (failed attempts that were retried included)."""
 
 
 class ChatBackend(Protocol):
@@ -241,7 +243,7 @@ class StructuredJudge:
         except JudgeError as exc:
             exc.usage.add(usage)
             raise
-        usage.calls += 1
+        usage.calls += completion.attempts
         usage.prompt_tokens += completion.prompt_tokens
         usage.completion_tokens += completion.completion_tokens
         return completion

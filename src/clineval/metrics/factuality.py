@@ -204,6 +204,11 @@ def facts_as_text(facts: Sequence[Fact]) -> str:
     return "\n".join(f"- {fact.text}" for fact in facts)
 
 
+def _retrieve_exception(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
 def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -302,6 +307,10 @@ class TBFact(BaseMetric):
         task = self._extracted.get(key)
         if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
             task = asyncio.ensure_future(prims.extract_facts(text, self.categories))
+            # Shared by every case with this reference: when the run stops (a 401 mid-run
+            # cancels the cases awaiting it), nobody may be left to retrieve its error,
+            # and asyncio would print "Task exception was never retrieved" with a traceback.
+            task.add_done_callback(_retrieve_exception)
             self._extracted[key] = task
         return list(await asyncio.shield(task))
 

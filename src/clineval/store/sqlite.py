@@ -487,7 +487,8 @@ class RunStore:
 
     def save_output(self, run_id: str, case_id: str, output: AgentOutput) -> None:
         with self._lock:
-            self._conn.execute(_INSERT_OUTPUT, (run_id, case_id, redact_json(output.model_dump_json()), time.time()))
+            data = redact_json(output.model_dump_json())
+            self._conn.execute(_INSERT_OUTPUT, (run_id, case_id, data, time.time()))
 
     def load_outputs(self, run_id: str) -> dict[str, AgentOutput]:
         with self._lock:
@@ -511,7 +512,9 @@ class RunStore:
         self, outputs: Sequence[tuple[str, str, AgentOutput]], results: Sequence[ResultRecord]
     ) -> None:
         """Commit agent outputs, then results, in one transaction."""
-        output_rows = [(run, case, redact_json(out.model_dump_json()), time.time()) for run, case, out in outputs]
+        output_rows = [
+            (run, case, redact_json(out.model_dump_json()), time.time()) for run, case, out in outputs
+        ]
         result_rows = [_result_row(r) for r in results]
         with self._lock:
             self._conn.execute("BEGIN")

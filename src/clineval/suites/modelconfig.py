@@ -9,7 +9,8 @@ An evaluator whose constructor has a ``model_config`` parameter gets one from th
   ``api_version`` (``AZURE_OPENAI_API_VERSION``, default ``2024-06-01``) -- the dict
   azure-ai-evaluation's evaluators take;
 * otherwise the suite's judge, when it is an OpenAI-compatible endpoint: ``type:
-  openai``, ``model``, ``base_url`` and ``api_key`` (from the judge's key variable).
+  openai``, ``model``, ``base_url`` and ``api_key`` (the key the judge would send, by
+  the rule of :func:`clineval.judges.config.openai_key`).
 
 The key is read when the evaluator is built and never stored or printed.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from clineval.judges.config import JudgeConfig
+from clineval.judges.config import JudgeConfig, openai_key
 
 AZURE_DEFAULT_API_VERSION = "2024-06-01"
 
@@ -47,7 +48,7 @@ def model_config_from_environment(env: Mapping[str, str], judge: JudgeConfig | N
             "type": "openai",
             "model": judge.model,
             "base_url": judge.base_url or env.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
-            "api_key": env.get(judge.api_key_env),
+            "api_key": openai_key(judge, env),
         }
     return None
 

@@ -1,0 +1,147 @@
+"""Masking secrets in everything clineval stores, prints or exports.
+
+One function, :func:`redact`, replaces with ``***``:
+
+* the value of every environment variable whose name looks secret (it contains ``KEY``,
+  ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD`` or ``CREDENTIAL``, in any
+  case) and whose value has at least 8 characters, wherever it appears;
+* values registered with :func:`register_secret` (the key a judge was built with, read
+  from whatever variable ``api_key_env`` names);
+* anything shaped like a credential: ``Bearer <token>``, OpenAI-style keys (``sk-...``),
+  32-hex-digit keys (Azure OpenAI), ``api-key: ...`` / ``api_key=...`` /
+  ``password=...`` settings, user:password in URLs, GitHub, Hugging Face, AWS, Google
+  and Slack tokens, and JSON web tokens.
+
+It is applied where data leaves the process: the run store's writes (run records,
+agent errors, scores), the CLI's error messages, the per-case and unscored-reason
+tables (their results are masked before they are stored), and the JSONL/CSV/JUnit
+exports. Masking is idempotent, so text masked twice is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+MASK = "***"
+SECRET_NAME_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+MIN_SECRET_LENGTH = 8
+_HARMLESS = frozenset({"true", "false", "none", "null", "disabled", "enabled"})
+
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # user:password@ in a URL
+    (re.compile(r"(?<=://)[^/\s:@\"'\\]+:[^/\s@\"'\\]+(?=@)"), MASK),
+    # Authorization: Bearer <token>
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=*-]{6,}"), r"\1 " + MASK),
+    # OpenAI-style keys: sk-..., sk-proj-..., sk-ant-...
+    (re.compile(r"\bsk-[A-Za-z0-9_*-]{6,}"), "sk-" + MASK),
+    # api-key: VALUE, api_key=VALUE, "password": "VALUE", access_token=VALUE, ...
+    (
+        re.compile(
+            r"(?i)\b((?:x-)?api[-_ ]?key|access[-_]?token|refresh[-_]?token|client[-_]?secret"
+            r"|password|passwd)([\"']?\s*[:=]\s*[\"']?)(?!\*\*\*)([^\s\"',;&}\\]{4,})"
+        ),
+        r"\1\2" + MASK,
+    ),
+    # GitHub, Hugging Face, AWS access key ids, Google API keys, Slack tokens
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), MASK),
+    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), MASK),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), MASK),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), MASK),
+    # JSON web tokens
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), MASK),
+    # Azure OpenAI keys and similar: 32 hexadecimal digits standing alone
+    (re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32}(?![0-9A-Za-z])"), MASK),
+)
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+_cache: tuple[tuple[tuple[str, str], ...], frozenset[str], tuple[str, ...]] | None = None
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name looks like it holds a secret."""
+    upper = name.upper()
+    return any(word in upper for word in SECRET_NAME_WORDS)
+
+
+def register_secret(value: str | None) -> None:
+    """Mask ``value`` from now on in this process (e.g. a key read from a custom variable)."""
+    if value and len(value) >= MIN_SECRET_LENGTH:
+        with _lock:
+            _registered.add(value)
+
+
+def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The values to mask, longest first: secret-looking environment variables and
+    registered secrets, each also in its JSON-escaped spelling when that differs."""
+    global _cache
+    source = os.environ if env is None else env
+    items = tuple(
+        sorted(
+            (name, value)
+            for name, value in source.items()
+            if is_secret_name(name)
+            and len(value) >= MIN_SECRET_LENGTH
+            and value.strip().lower() not in _HARMLESS
+        )
+    )
+    with _lock:
+        registered = frozenset(_registered)
+        cached = _cache
+    if cached is not None and cached[0] == items and cached[1] == registered:
+        return cached[2]
+    values: set[str] = {value for _, value in items} | registered
+    for value in list(values):
+        escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+        if escaped != value:
+            values.add(escaped)
+        ascii_escaped = json.dumps(value)[1:-1]
+        if ascii_escaped != value:
+            values.add(ascii_escaped)
+    ordered = tuple(sorted(values, key=len, reverse=True))
+    with _lock:
+        _cache = (items, registered, ordered)
+    return ordered
+
+
+def redact(text: str, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with secret values and credential-shaped strings replaced by ``***``."""
+    if not text:
+        return text
+    for value in secret_values(env):
+        if value in text:
+            text = text.replace(value, MASK)
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_json(text: str) -> str:
+    """A JSON document's text with secrets masked; still valid JSON (when masking the text
+    would break it, the decoded data is masked and encoded again)."""
+    masked = redact(text)
+    if masked == text:
+        return text
+    try:
+        json.loads(masked)
+    except ValueError:
+        return json.dumps(redact_data(json.loads(text)), ensure_ascii=False)
+    return masked
+
+
+def redact_data(value: Any) -> Any:
+    """A JSON-like value (dicts, lists, strings) with every string masked by :func:`redact`;
+    mapping keys are masked too."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {redact(str(k)) if isinstance(k, str) else k: redact_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(v) for v in value]
+    return value
