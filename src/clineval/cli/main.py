@@ -2,7 +2,7 @@
 
 User mistakes (a bad row, an unknown metric, a run id that does not exist, a judge that
 refuses the key) print one clear message and exit with status 2, with no traceback.
-Ctrl-C exits with 130 after saving what finished. Any traceback is a bug.
+Ctrl-C exits with 130, SIGTERM with 143, after saving what finished. Any traceback is a bug.
 """
 
 from __future__ import annotations
@@ -604,7 +604,16 @@ def metrics_cmd() -> None:
 
 
 def main() -> None:
-    cli()
+    """The ``clineval`` command. It ends once its output is printed, even when agent calls are
+    stuck (see :func:`clineval.interrupts.finish`); SIGTERM stops it as Ctrl-C does."""
+    from clineval.interrupts import finish, treat_sigterm_as_sigint
+
+    treat_sigterm_as_sigint()
+    try:
+        cli()
+    except SystemExit as exc:
+        finish(exc.code)
+    finish(0)
 
 
 if __name__ == "__main__":  # pragma: no cover

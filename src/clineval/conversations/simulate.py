@@ -34,7 +34,6 @@ it raises ends the trial as a failure (recorded by the runner, not saved).
 
 from __future__ import annotations
 
-import asyncio
 import datetime as _dt
 import hashlib
 import inspect
@@ -71,6 +70,7 @@ from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec
 from clineval.model import Case, Tags
 from clineval.results.result import EvalResult
+from clineval.runner.threads import call_in_thread
 from clineval.store.sqlite import DEFAULT_STORE, RunStore
 
 __all__ = [
@@ -164,7 +164,8 @@ class System:
         if self._is_async:
             result = await self.fn(view)
         else:
-            result = await asyncio.to_thread(self.fn, view)
+            # A daemon thread: a system that never returns cannot keep the process alive.
+            result = await call_in_thread(self.fn, view)
             if inspect.isawaitable(result):
                 result = await result
         return system_messages(result, self.name)

@@ -8,24 +8,27 @@ response as a string, or a dict with ``response`` and, optionally, ``trajectory`
 
 Latency is the wall time of the attempt that returned; an exception, a timeout or an
 output that is not one of the above makes the case a failure (``failure`` = 1), with the
-reason kept. Sync agents run in worker threads so that several cases run at once.
+reason kept; so does an agent that calls ``sys.exit()`` or raises ``KeyboardInterrupt``.
+Sync agents run in daemon threads so that several cases run at once, and so that an agent
+that never returns cannot keep the run (or the process) from ending once its call timed
+out (see :mod:`clineval.runner.threads`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
+import signal
+import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clineval.model import AgentOutput, AgentRun, Case, ToolCall
 from clineval.resilience import AdaptiveLimiter, CallTimedOut, RetryPolicy, call_with_retries
+from clineval.runner.threads import AgentAborted, aborted, call_in_thread
 
 AgentFn = Callable[..., Any]
 
@@ -114,12 +117,6 @@ class AgentCaller:
             params = {}  # type: ignore[assignment]
         self._wants_case = "case" in params
         self._is_async = inspect.iscoroutinefunction(target)
-        self._pool: ThreadPoolExecutor | None = None
-
-    def _executor(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix="agent")
-        return self._pool
 
     def _agent_input(self, case: Case) -> Any:
         if isinstance(case.input, list):
@@ -129,13 +126,17 @@ class AgentCaller:
     async def _invoke(self, case: Case) -> Any:
         args: tuple[Any, ...] = (self._agent_input(case),)
         kwargs: dict[str, Any] = {"case": case} if self._wants_case else {}
-        if self._is_async:
-            return await self.agent(*args, **kwargs)
-        loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self._executor(), partial(self.agent, *args, **kwargs))
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+        try:
+            if self._is_async:
+                return await self.agent(*args, **kwargs)
+            result = await call_in_thread(self.agent, *args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+        except (KeyboardInterrupt, SystemExit) as exc:
+            if _from_signal(exc):
+                raise  # a real Ctrl-C that reached the event loop: the run stops
+            raise aborted(exc) from None
 
     async def run(self, case: Case) -> AgentOutput:
         attempts = 0
@@ -164,6 +165,8 @@ class AgentCaller:
             return self._failed(f"timed out after {self.settings.timeout_s:g} s", last_latency, attempts)
         except InvalidAgentOutput as exc:
             return self._failed(f"invalid output: {exc}", last_latency, attempts)
+        except AgentAborted as exc:
+            return self._failed(str(exc), last_latency, attempts)
         except ValidationError as exc:
             return self._failed(f"invalid output: {exc}", last_latency, attempts)
         except Exception as exc:
@@ -176,6 +179,31 @@ class AgentCaller:
         )
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        """Nothing to release: calls still running (timed out) finish in their daemon threads."""
+
+
+def _from_signal(exc: BaseException) -> bool:
+    """Whether a ``KeyboardInterrupt`` came from a signal handler (a user's Ctrl-C), not agent code.
+
+    Python raises it from the handler's frame (``asyncio``'s, or clineval's own), so the
+    innermost frame of the traceback is that handler; ``raise KeyboardInterrupt`` in agent
+    code ends in the agent's frame. ``asyncio.run`` and clineval's runs replace Python's
+    default handler, which raises from C and leaves no frame: with that one in place, every
+    ``KeyboardInterrupt`` on the main thread counts as a Ctrl-C.
+    """
+    if not isinstance(exc, KeyboardInterrupt):
+        return False
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
+        return True  # Python's own handler (in C) leaves no frame: a Ctrl-C cannot be told apart
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_name in _SIGNAL_HANDLERS
+
+
+_SIGNAL_HANDLERS = frozenset({"_on_sigint", "_on_signal", "_on_sigterm"})

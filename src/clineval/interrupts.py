@@ -1,0 +1,178 @@
+"""Ctrl-C and SIGTERM during a run: stop cleanly, save what finished, never a traceback.
+
+:func:`run_main` runs the top-level coroutine of ``evaluate()`` (and of every command)
+on the main thread with its own handler for SIGINT and SIGTERM in place of
+``asyncio.run``'s:
+
+* the first signal cancels the run's task: the runner commits what finished, marks the
+  run ``interrupted`` and raises :class:`~clineval.errors.RunInterrupted` with the
+  resume hint (SIGTERM, what CI systems and ``docker stop`` send, is treated exactly like
+  Ctrl-C);
+* a second one while that is being saved only says so (it does not break the save, as a
+  second ``KeyboardInterrupt`` would);
+* a third one quits at once (``os._exit``): what was committed stays, the run may still
+  show as ``running``, and ``--resume`` continues it as usual.
+
+:func:`exit_code` gives the exit status for the command line: 130 after SIGINT, 143
+(128 + 15) after SIGTERM.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager, suppress
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+if TYPE_CHECKING:  # asyncio is imported when a run starts: the CLI's start-up stays light
+    import asyncio
+
+R = TypeVar("R")
+
+_received: list[int] = []
+"""The signals received by this process (SIGINT or SIGTERM), in order."""
+
+
+def exit_code() -> int:
+    """130 when the process was interrupted by SIGINT (or not by a signal), 143 after SIGTERM."""
+    return 143 if _received and _received[0] == signal.SIGTERM else 130
+
+
+def signal_name() -> str:
+    """``SIGTERM`` or ``Ctrl-C``: what stopped the process, for messages."""
+    return "SIGTERM" if _received and _received[0] == signal.SIGTERM else "Ctrl-C"
+
+
+def interrupted_by() -> str:
+    """`` (SIGTERM)`` after SIGTERM, else nothing: to follow the word "interrupted"."""
+    return " (SIGTERM)" if _received and _received[0] == signal.SIGTERM else ""
+
+
+def _say(text: str) -> None:
+    """Write to standard error from a signal handler (no Python-level stream lock to re-enter)."""
+    with suppress(OSError):
+        os.write(2, text.encode("utf-8", "replace"))
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM outside a run: as Ctrl-C (``KeyboardInterrupt``), remembered for the exit status."""
+    _received.append(signum)
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler) and handler is not _on_sigterm:
+        handler(signal.SIGINT, frame)
+        return
+    raise KeyboardInterrupt
+
+
+def treat_sigterm_as_sigint() -> None:
+    """Make SIGTERM stop the process the way Ctrl-C does (main thread only; the CLI calls this)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+@contextmanager
+def _cancel_on_signal(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> Iterator[list[int]]:
+    """While running ``task``: SIGINT/SIGTERM cancel it (see the module docstring)."""
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        seen.append(signum)
+        _received.append(signum)
+        if len(seen) == 1:
+            if not task.done():
+                task.cancel()
+                loop.call_soon_threadsafe(lambda: None)
+            return
+        if len(seen) == 2:
+            _say(
+                f"\n{signal_name()} again: saving what finished; press Ctrl-C once more to quit at once "
+                "(the run can still be resumed)\n"
+            )
+            return
+        _say("stopped at once: what was committed is kept; continue with 'clineval run --resume RUN_ID'\n")
+        os._exit(exit_code())
+
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        current = signal.getsignal(signum)
+        # Only handlers nobody chose (Python's defaults, or the CLI's SIGTERM) are replaced.
+        if current in (signal.default_int_handler, signal.SIG_DFL, _on_sigterm):
+            previous[signum] = current
+            signal.signal(signum, _on_signal)
+    try:
+        yield seen
+    finally:
+        for signum, handler in previous.items():
+            if signal.getsignal(signum) is _on_signal:
+                signal.signal(signum, handler)
+
+
+def run_main(coro: Coroutine[Any, Any, R]) -> R:
+    """``asyncio.run(coro)``, with the signal handling above (on the main thread)."""
+    import asyncio
+
+    with asyncio.Runner() as runner:
+        loop = runner.get_loop()
+        task = loop.create_task(coro)
+        with _cancel_on_signal(loop, task) as seen:
+            try:
+                try:
+                    return loop.run_until_complete(task)
+                except asyncio.CancelledError:
+                    if seen:  # cancelled by the signal before the runner could say more
+                        raise KeyboardInterrupt from None
+                    raise
+            finally:
+                runner.close()  # cancels what is left, still under the handler above
+
+
+def finish(code: Any) -> NoReturn:
+    """End the command with ``code`` (a ``SystemExit`` code), even if agent calls are stuck.
+
+    Sync agents run in daemon threads (:mod:`clineval.runner.threads`); one that never
+    returns is abandoned when its call times out. When any are still running, the
+    results are already printed and saved: say how many, flush the output and leave with
+    ``os._exit``, which neither waits for them nor lets a stuck thread disturb the
+    interpreter's shutdown. A signal from here on ends the process at once, quietly.
+    """
+    status = 0 if code is None else code if isinstance(code, int) else 1
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: os._exit(status))
+    threads = sys.modules.get("clineval.runner.threads")
+    stuck = threads.abandoned_calls() if threads is not None else 0
+    if not stuck:
+        raise SystemExit(code)
+    if not isinstance(code, int | None):
+        print(code, file=sys.stderr)
+    print(
+        f"note: {stuck} agent call(s) were still running (timed out, or stopped by an interrupt) "
+        "and were abandoned",
+        file=sys.stderr,
+    )
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
+
+
+def quiet_startup_interrupts() -> None:
+    """For the ``clineval`` command: Ctrl-C (or SIGTERM) while it is still importing prints
+    "interrupted" and exits 130 (143) instead of a traceback."""
+    previous = sys.excepthook
+
+    def hook(exc_type: type[BaseException], exc: BaseException, tb: Any) -> None:
+        if issubclass(exc_type, KeyboardInterrupt):
+            _say(f"interrupted{interrupted_by()}\n")
+            os._exit(exit_code())
+        previous(exc_type, exc, tb)
+
+    sys.excepthook = hook
+    treat_sigterm_as_sigint()
