@@ -45,7 +45,7 @@ from clineval.runner.provenance import (
     platform_name,
     python_version,
 )
-from clineval.store.sqlite import DEFAULT_STORE, RunStore
+from clineval.store.sqlite import DEFAULT_STORE, RunLease, RunStore
 from clineval.suites.binding import BoundEvaluator, ItemInputs, as_text, combine, redacted_args
 from clineval.suites.evaluators import MetricEvaluator
 from clineval.suites.loader import Suite, load_suite
@@ -188,6 +188,8 @@ class SuiteRuntime:
         progress: ProgressReporter,
         judge: Judge | None = None,
         record: RunRecord | None = None,
+        lease: RunLease | None = None,
+        retry_errors: bool = False,
     ):
         self.suite = suite
         self.store = store
@@ -197,6 +199,10 @@ class SuiteRuntime:
         self.progress = progress
         self.judge = judge
         self.record = record
+        self.lease = lease
+        """The run's lock, taken by a resume before the pipeline starts."""
+        self.retry_errors = retry_errors
+        """``--retry-errors``: forget failed work when the run starts (one transaction)."""
 
     def redact(self, text: str) -> str:
         return mask(text, self.suite.secrets)
@@ -309,6 +315,9 @@ class SuiteRuntime:
             judge=self.judge,
             scoring_concurrency=16,
             redact=self.redact,
+            lease=self.lease,
+            retry_failed_outputs=self.retry_errors,
+            retry_errors=self.retry_errors,
         )
         outcome = await execute(plan, self.store, self.progress)
         return EvalResult(
@@ -352,8 +361,45 @@ async def arun_suite(
     tags: Mapping[str, str] | None = None,
     progress: bool | ProgressReporter | None = None,
     resume: RunRecord | None = None,
+    lease: RunLease | None = None,
+    retry_errors: bool = False,
 ) -> SuiteOutcome:
-    """Async form of :func:`run_suite`."""
+    """Async form of :func:`run_suite`.
+
+    ``resume``, ``lease`` and ``retry_errors`` are for :func:`aresume_suite`: the run to
+    continue, its lock (released here), and whether to forget failed work first.
+    """
+    try:
+        return await _arun_suite(
+            suite,
+            judge=judge,
+            store=store,
+            cache=cache,
+            name=name,
+            tags=tags,
+            progress=progress,
+            resume=resume,
+            lease=lease,
+            retry_errors=retry_errors,
+        )
+    finally:
+        if lease is not None:
+            lease.release()
+
+
+async def _arun_suite(
+    suite: Suite | str | Path,
+    *,
+    judge: JudgeConfig | str | None,
+    store: str | Path | RunStore,
+    cache: str | None,
+    name: str | None,
+    tags: Mapping[str, str] | None,
+    progress: bool | ProgressReporter | None,
+    resume: RunRecord | None,
+    lease: RunLease | None,
+    retry_errors: bool,
+) -> SuiteOutcome:
     judge_config = JudgeConfig.model_validate(judge) if isinstance(judge, str) else judge
     if not isinstance(suite, Suite):
         suite = load_suite(suite, judge=judge_config)
@@ -373,11 +419,9 @@ async def arun_suite(
         progress=reporter,
         judge=judge_obj,
         record=resume,
+        lease=lease,
+        retry_errors=retry_errors,
     )
-    if resume is not None:
-        resume.status = "running"
-        resume.error = None
-        run_store.update_run(resume)
     try:
         pipeline = suite.pipeline_class(suite, suite.header.pipeline.params)
     except Exception as exc:
@@ -431,9 +475,8 @@ async def aresume_suite(
         raise ConfigError(
             f"the suite {file} no longer has the cases run {record.id} started with; start a new run"
         )
-    if retry_errors:
-        store.delete_failed_outputs(record.id)
-        store.delete_error_results(record.id)
+    # The lock before the pipeline starts: a second resume of a run being run stops here.
+    lease = store.acquire_lease(record.id)
     return await arun_suite(
         suite,
         store=store,
@@ -441,4 +484,6 @@ async def aresume_suite(
         name=record.name,
         progress=progress,
         resume=record,
+        lease=lease,
+        retry_errors=retry_errors,
     )
