@@ -43,7 +43,7 @@ N_CASES = 40
 METRICS = ("token_f1", "exact_match", "rubric", "latency", "failure")
 EXPECTED_PAIRS = N_CASES * len(METRICS)
 
-AGENT = '''
+AGENT = """
 import pathlib, time
 
 HERE = pathlib.Path(__file__).parent
@@ -60,7 +60,7 @@ def agent(question: str) -> str:
     if n % 2:
         return f"Approximately: patient {n} has potassium {4 + n / 10:.1f} mmol/L, recheck"
     return f"Patient {n} has potassium {4 + n / 10:.1f} mmol/L."
-'''
+"""
 
 RULES = """
 rules:
@@ -513,7 +513,8 @@ def test_lock_held_by_a_live_process_elsewhere_is_refused_until_its_heartbeat_is
     now = time.time()
     with store._lock:
         store._conn.execute(
-            "INSERT INTO leases (run_id, token, pid, host, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO leases (run_id, token, pid, host, started_at, heartbeat_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
             (run_id, "other", 4242, "another-host", now - 100, now - 1),
         )
     with pytest.raises(RunLockedError) as refused:
@@ -537,7 +538,8 @@ def test_lock_of_a_dead_process_on_this_host_is_taken_over(tmp_path: Path) -> No
     now = time.time()
     with store._lock:
         store._conn.execute(
-            "INSERT INTO leases (run_id, token, pid, host, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO leases (run_id, token, pid, host, started_at, heartbeat_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
             (run_id, "dead", dead.pid, socket.gethostname(), now, now),
         )
     lease = store.acquire_lease(run_id)

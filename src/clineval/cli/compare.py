@@ -11,7 +11,8 @@ import sys
 import click
 
 from clineval.cli.common import _require_store, friendly, out, store_option, write_text_file
-from clineval.cli.gating import GATE_FAILED
+from clineval.cli.gating import GATE_FAILED, incomplete_message, run_completeness, warn_if_incomplete
+from clineval.errors import IncompleteRunError
 
 
 @click.command(name="compare")
@@ -62,6 +63,11 @@ def compare_command(
     _require_store(store_path)
     baseline = api.load_run(run_a, store=store_path)
     candidate = api.load_run(run_b, store=store_path)
+    if fail_on_regression:  # a gate: refuse a run that is not complete
+        for run in (baseline, candidate):
+            completeness = run_completeness(store_path, run.run_id)
+            if completeness is not None and not completeness.complete:
+                raise IncompleteRunError(incomplete_message(completeness, store_path))
     comparison = compare_runs(
         baseline,
         candidate,
@@ -69,6 +75,10 @@ def compare_command(
         metrics=[m.strip() for part in metrics for m in part.split(",") if m.strip()] or None,
         include_sub_scores=sub_scores,
     )
+    for run in (baseline, candidate):  # flagged loudly, on standard error and in the JSON
+        flagged = warn_if_incomplete(store_path, run.run_id)
+        if flagged is not None:
+            comparison.warnings.append(flagged)
     text = comparison.model_dump_json(indent=2)
     if json_path == "-":
         click.echo(text)

@@ -16,6 +16,14 @@ Option syntax (``METRIC=VALUE`` with a number) is checked while click parses the
 line; the baseline run of ``--no-regression-vs`` is looked up, and the gates' metric names
 checked against the metrics the run will have, by :meth:`GateOptions.check_before_run`.
 A user error exits with status 2; a failed gate with status 1.
+
+Gates judge complete runs only. :func:`apply_gates` refuses (exit 2, :class:`IncompleteRunError`)
+a run that is not ``completed``, is still being run by a live process, or lacks some of the
+(case, metric) results it should have (counted in the store, so a ``completed`` record with
+results missing is caught too); with ``--junit`` the report is still written, with a failed
+``complete run`` gate. A ``--no-regression-vs`` baseline that is not complete is refused
+before the run starts. :func:`warn_if_incomplete` is the loud flag ``show`` and ``compare``
+print instead when no gate is asked for.
 """
 
 from __future__ import annotations
@@ -32,12 +40,13 @@ from rich.console import Console
 from rich.text import Text
 
 from clineval.cli.common import err, out
-from clineval.errors import ClinevalError, ConfigError
+from clineval.errors import ClinevalError, ConfigError, IncompleteRunError
 
 if TYPE_CHECKING:
     from clineval.compare.gates import Bound, GateResult, ThresholdGate
     from clineval.config import RunConfig
     from clineval.results.result import EvalResult
+    from clineval.store.sqlite import RunCompleteness
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,6 +98,11 @@ class GateOptions:
                     except ClinevalError as exc:
                         raise ConfigError(f"--no-regression-vs {self.baseline}: {exc}") from None
                     self.store = str(store)
+                    baseline = run_store.completeness(self.baseline_id)
+                    if not baseline.complete:
+                        raise IncompleteRunError(
+                            f"--no-regression-vs {self.baseline}: {incomplete_message(baseline, store)}"
+                        )
                 if resume and self.thresholds:
                     metrics = run_store.get_run(resume).metrics
         if metrics is not None:
@@ -224,6 +238,15 @@ def apply_gates(
     if not gates.active:
         return []
     console = console or out
+    completeness = run_completeness(result.store_path, result.run_id)
+    if completeness is not None and not completeness.complete:
+        message = incomplete_message(completeness, result.store_path or "")
+        if gates.junit:
+            from clineval.compare.gates import GateResult
+
+            write_junit(gates.junit, result, [GateResult(name="complete run", passed=False, message=message)])
+            err.print(f"wrote {gates.junit}", highlight=False)
+        raise IncompleteRunError(message)
     outcomes = evaluate_gates(result, gates.thresholds)
     if gates.baseline:
         outcomes.append(_regression_outcome(result, gates, console))
@@ -238,3 +261,47 @@ def apply_gates(
         if exit_on_failure:
             sys.exit(GATE_FAILED)
     return outcomes
+
+
+# --------------------------------------------------------------------------- incomplete runs
+
+
+def run_completeness(store: str | Path | None, run_id: str) -> RunCompleteness | None:
+    """The stored run's completeness (``None`` when there is no store file to ask)."""
+    from clineval.store.sqlite import RunStore
+
+    if not store or str(store) == ":memory:" or not Path(store).exists():
+        return None
+    with RunStore(store, readonly=True) as run_store:
+        return run_store.completeness(run_id)
+
+
+def resume_command(store: str | Path, run_id: str) -> str:
+    from clineval.store.sqlite import DEFAULT_STORE
+
+    where = "" if str(store).endswith(DEFAULT_STORE) else f" --store {store}"
+    return f"clineval run --resume {run_id}{where}"
+
+
+def _next_step(completeness: RunCompleteness, store: str | Path) -> str:
+    if completeness.holder is not None:
+        return "wait for it to finish, then check again"
+    return f"resume with: {resume_command(store, completeness.run_id)}"
+
+
+def incomplete_message(completeness: RunCompleteness, store: str | Path) -> str:
+    """Why a gate refuses the run, and what to do: ``run X is interrupted: ...; gates need ...``."""
+    return f"{completeness.describe()}; gates need a completed run; {_next_step(completeness, store)}"
+
+
+def warn_if_incomplete(store: str | Path | None, run_id: str, console: Console | None = None) -> str | None:
+    """Print a loud warning on standard error when the run is not complete; return its text."""
+    completeness = run_completeness(store, run_id)
+    if completeness is None or completeness.complete:
+        return None
+    text = (
+        f"{completeness.describe()}; the figures cover only the results it has; "
+        f"{_next_step(completeness, store or '')}"
+    )
+    (console or err).print(Text.assemble(("warning: ", "bold yellow"), text), highlight=False, soft_wrap=True)
+    return text

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
-from pydantic import ValidationError
 
 from clineval.cli.common import (
     _require_store,
@@ -26,7 +25,7 @@ from clineval.cli.common import (
     out,
     store_option,
 )
-from clineval.cli.gating import GateOptions, apply_gates, expected_metrics, gate_options
+from clineval.cli.gating import GateOptions, apply_gates, expected_metrics, gate_options, warn_if_incomplete
 from clineval.errors import ConfigError
 
 # Start-up: `clineval --help` and `clineval runs` must not load the runner, the judges or
@@ -217,6 +216,8 @@ def run(
     gates: GateOptions,
 ) -> None:
     """Run an evaluation from a RUN_FILE (YAML) and/or options, and show the results."""
+    from pydantic import ValidationError
+
     from clineval import api
     from clineval.cli.suite import is_suite_file, resume_suite_run, run_suite_file, suite_metric_names
     from clineval.config import AgentConfig, RunConfig, describe_validation_error, load_run_config
@@ -526,6 +527,8 @@ def show(
         details.add_row("rescored from", run_.source_run_id)
     details.add_row("clineval", f"{run_.clineval_version}, Python {run_.python}, {run_.platform}")
     out.print(details)
+    if not gates.active:  # with gates, apply_gates refuses an incomplete run (exit 2) instead
+        warn_if_incomplete(store_path, run_.id)
     _show(result, group_by, show_cases, all_sub_scores)
     if "calibration" in run_.tags:
         store_hint = "" if store_path.endswith(".clineval/clineval.db") else f" --store {store_path}"

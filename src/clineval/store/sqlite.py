@@ -41,8 +41,8 @@ from clineval.errors import (
 from clineval.judges.base import Usage
 from clineval.model import AgentOutput, Case, ResultRecord, RunRecord, RunStatus, Score
 from clineval.redaction import redact_json
+from clineval.store import DEFAULT_STORE as DEFAULT_STORE
 
-DEFAULT_STORE = ".clineval/clineval.db"
 SCHEMA_VERSION = 1
 # Older schema versions and the SQL that brings each to the next one. None yet: version 1 is the first.
 _UPGRADES: dict[int, str] = {}
@@ -168,6 +168,8 @@ def store_error(exc: sqlite3.Error, path: Path, *, readonly: bool = False) -> St
         return StoreDamagedError(_damaged(path, detail))
     if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM):
         problem = _permission_problem(path, writing=not readonly)
+        if readonly and code == sqlite3.SQLITE_READONLY:
+            return StoreAccessError(f"{path}: the run store is open for reading only here ({detail})")
         if readonly:
             return StoreAccessError(f"{path}: cannot read the run store ({problem or detail})")
         if problem or code == sqlite3.SQLITE_READONLY:
@@ -686,7 +688,8 @@ class RunStore:
         """Refresh the lock's heartbeat; False when the lock is no longer this holder's."""
         with self._lock:
             cur = self._conn.execute(
-                "UPDATE leases SET heartbeat_at = ? WHERE run_id = ? AND token = ?", (time.time(), run_id, token)
+                "UPDATE leases SET heartbeat_at = ? WHERE run_id = ? AND token = ?",
+                (time.time(), run_id, token),
             )
         return cur.rowcount > 0
 
@@ -757,7 +760,10 @@ class RunStore:
                     "SELECT metric, COUNT(*) FROM results WHERE run_id = ? GROUP BY metric", (run_id,)
                 ).fetchall()
             )
-            n_cases = int(self._conn.execute("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0])
+            row_cases = self._conn.execute(
+                "SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            n_cases = int(row_cases[0])
             expected: dict[str, int] | None = json.loads(row[0]) if row else None
             complete_cases: int | None = None
             if expected is not None and expected and all(n == n_cases for n in expected.values()):
@@ -765,8 +771,8 @@ class RunStore:
                 marks = ",".join("?" * len(names))
                 complete_cases = int(
                     self._conn.execute(
-                        f"SELECT COUNT(*) FROM (SELECT case_id FROM results WHERE run_id = ? AND metric IN ({marks})"
-                        " GROUP BY case_id HAVING COUNT(*) = ?)",
+                        "SELECT COUNT(*) FROM (SELECT case_id FROM results"
+                        f" WHERE run_id = ? AND metric IN ({marks}) GROUP BY case_id HAVING COUNT(*) = ?)",
                         (run_id, *names, len(names)),
                     ).fetchone()[0]
                 )
@@ -900,7 +906,8 @@ class LeaseInfo:
             return f"{head}; wait for it to finish, or stop it (kill {self.pid}) and run this again"
         return (
             f"{head}; wait for it to finish or, if that process is gone, run this again in "
-            f"{max(1.0, stale_s - age):.0f} s (a lock whose heartbeat is older than {stale_s:.0f} s is taken over)"
+            f"{max(1.0, stale_s - age):.0f} s (a lock whose heartbeat is older than {stale_s:.0f} s "
+            "is taken over)"
         )
 
 
@@ -984,16 +991,18 @@ class RunCompleteness:
         if self.holder is not None:
             return f"{where} is running ({self.holder.describe()}): {self.progress()} so far"
         if self.status == "running":
-            return f"{where} was interrupted (marked running, but no process is running it): {self.progress()}"
+            return (
+                f"{where} was interrupted (marked running, but no process is running it): {self.progress()}"
+            )
         if self.status == "failed":
             reason = (self.error or "").splitlines()[0][:200] if self.error else "no reason recorded"
             return f"{where} failed ({reason}): {self.progress()}"
         if self.status == "completed":
             if self.complete_cases is not None:
                 return (
-                    f"{where} is marked completed but has {self.complete_cases} of {self.n_cases} cases scored "
+                    f"{where} is marked completed but has {self.complete_cases} of {self.n_cases} "
+                    "cases scored "
                     f"({self.present} of {self.expected} results)"
                 )
             return f"{where} is marked completed but has {self.progress()}"
         return f"{where} is {self.status}: {self.progress()}"
-
