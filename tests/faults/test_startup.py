@@ -36,13 +36,16 @@ HEAVY = (
     "rapidfuzz",
     "jinja2",
 )
-#: What `clineval --help` does not need either: the retry machinery, YAML, asyncio and the
-#: framework's own runner, judges, metrics and suites.
+#: What `clineval --help` does not need either: the retry machinery, YAML, asyncio, pydantic
+#: and the framework's own store, data model, runner, judges, metrics and suites.
 NOT_FOR_HELP = (
     *HEAVY,
     "tenacity",
     "yaml",
     "asyncio",
+    "pydantic",
+    "clineval.store.sqlite",
+    "clineval.model",
     "clineval.api",
     "clineval.runner",
     "clineval.judges.config",

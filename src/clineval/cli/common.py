@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
 from clineval.errors import ClinevalError, ConfigError, RunInterrupted
 from clineval.interrupts import exit_code, interrupted_by
 from clineval.redaction import redact
-from clineval.store.sqlite import DEFAULT_STORE
+from clineval.store import DEFAULT_STORE
 
 if TYPE_CHECKING:  # imported in judge_option: start-up stays light
     from clineval.judges.config import JudgeConfig
@@ -102,6 +101,8 @@ def judge_option(value: str | None) -> JudgeConfig | None:
     """A --judge value as a config; a scripted judge's file is taken from the working directory."""
     if not value:
         return None
+    from pydantic import ValidationError
+
     from clineval.judges.config import JudgeConfig
 
     try:
