@@ -1,7 +1,10 @@
 """Reading suite and run files: safe YAML with line numbers, includes and environment variables.
 
-A file is read with PyYAML's safe composer, so no tag can build a Python object. On top
-of plain YAML, three things:
+A file is read with PyYAML's safe composer, so no tag can build a Python object: a tag
+other than plain YAML's and ``!include``, on a scalar, a list or a mapping, is a
+problem. Aliases may expand to at most :data:`MAX_ALIAS_NODES` values in all (a
+"billion laughs" file is refused, not expanded), an alias inside its own anchor is a
+problem, and so is nesting too deep to read. On top of plain YAML, three things:
 
 ``include: [base.yaml, ...]`` (top level)
     the listed files are read first and merged in order; this file's own keys are then
@@ -40,6 +43,26 @@ INCLUDE_KEY = "include"
 INCLUDE_TAG = "!include"
 _ENV = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _MIN_SECRET = 4
+#: Values that aliases (``*name``) may expand to, in all, in one file and its includes.
+MAX_ALIAS_NODES = 100_000
+_PLAIN_TAGS = {
+    "mapping": ("tag:yaml.org,2002:map",),
+    "sequence": ("tag:yaml.org,2002:seq",),
+}
+
+
+def _tag_text(tag: str) -> str:
+    """A tag as written: ``!!python/object:x`` rather than ``tag:yaml.org,2002:python/object:x``."""
+    return "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:yaml.org,2002:") else tag
+
+
+class _Refused(Exception):
+    """A file that is not read further (an alias bomb, nesting too deep)."""
+
+    def __init__(self, message: str, location: Location | None):
+        super().__init__(message)
+        self.message = message
+        self.location = location
 
 
 @dataclass(frozen=True)
@@ -104,6 +127,14 @@ class Document:
     secrets: set[str] = field(default_factory=set)
     files: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    unset: set[PathKey] = field(default_factory=set)
+    """Paths of values that name an environment variable that is not set (already a problem:
+    what follows from their empty value is not reported again)."""
+
+    def tainted(self, path: PathKey) -> bool:
+        """Whether ``path``, or a value inside it, uses an unset environment variable."""
+        key = tuple(path)
+        return any(p[: len(key)] == key for p in self.unset)
 
     def where(self, path: PathKey) -> Location | None:
         """The location of ``path``, or of its nearest ancestor that has one."""
@@ -181,7 +212,11 @@ class _Reader:
         self.secrets: set[str] = set()
         self.files: list[str] = []
         self.problems: list[Problem] = []
+        self.unset: set[PathKey] = set()
         self._constructor = yaml.SafeLoader("")
+        self._seen: dict[int, yaml.Node] = {}  # the nodes themselves keep their ids unique
+        self._active: set[int] = set()
+        self._alias_nodes = 0
 
     def read(self, file: Path, stack: tuple[Path, ...] = ()) -> tuple[Any, Any, dict[PathKey, Location]]:
         name = str(file)
@@ -201,6 +236,9 @@ class _Reader:
         self.files.append(name)
         try:
             nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        except RecursionError:
+            self.problems.append(Problem(Location(name, 1), "", "not valid YAML: nested too deeply to read"))
+            return None, None, {}
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = Location(name, mark.line + 1) if mark is not None else None
@@ -214,7 +252,14 @@ class _Reader:
         if not nodes or nodes[0] is None:
             return None, None, {}
         locations: dict[PathKey, Location] = {}
-        data, raw = self._node(nodes[0], (), name, file.parent, locations, (*stack, resolved))
+        try:
+            data, raw = self._node(nodes[0], (), name, file.parent, locations, (*stack, resolved))
+        except _Refused as exc:
+            self.problems.append(Problem(exc.location or Location(name, 1), "", exc.message))
+            return None, None, {}
+        except RecursionError:
+            self.problems.append(Problem(Location(name, 1), "", "not valid YAML: nested too deeply to read"))
+            return None, None, {}
         if isinstance(data, dict) and INCLUDE_KEY in data:
             data, raw, locations = self._includes(data, raw, locations, name, file.parent, (*stack, resolved))
         return data, raw, locations
@@ -271,6 +316,53 @@ class _Reader:
         locations[path] = here
         if node.tag == INCLUDE_TAG:
             return self._include_value(node, path, folder, locations, stack, here)
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            kind = "mapping" if isinstance(node, yaml.MappingNode) else "sequence"
+            if node.tag not in _PLAIN_TAGS[kind]:
+                self.problems.append(
+                    Problem(
+                        here,
+                        field_name(path),
+                        f"unsupported YAML tag {_tag_text(node.tag)!r} (only plain YAML and !include)",
+                    )
+                )
+                return None, None
+            key = id(node)
+            if key in self._active:
+                self.problems.append(
+                    Problem(here, field_name(path), "a YAML alias refers to itself (its anchor is around it)")
+                )
+                return None, None
+            if key in self._seen:
+                self._alias_nodes += len(node.value)
+                if self._alias_nodes > MAX_ALIAS_NODES:
+                    raise _Refused(
+                        f"YAML aliases expand to more than {MAX_ALIAS_NODES} values "
+                        "(an alias bomb?); write the values out or use fewer aliases",
+                        here,
+                    )
+            self._seen[key] = node
+            self._active.add(key)
+            try:
+                return self._collection(node, path, name, folder, locations, stack, here)
+            finally:
+                self._active.discard(key)
+        assert isinstance(node, yaml.ScalarNode)
+        value = self._scalar(node, path, here)
+        if isinstance(value, str):
+            return self._interpolate(value, path, here), value
+        return value, value
+
+    def _collection(
+        self,
+        node: yaml.MappingNode | yaml.SequenceNode,
+        path: PathKey,
+        name: str,
+        folder: Path,
+        locations: dict[PathKey, Location],
+        stack: tuple[Path, ...],
+        here: Location,
+    ) -> tuple[Any, Any]:
         if isinstance(node, yaml.MappingNode):
             try:
                 self._constructor.flatten_mapping(node)  # YAML merge keys (<<)
@@ -298,17 +390,11 @@ class _Reader:
                 locations[(*path, key)] = key_loc
                 data[key], raw[key] = value, value_raw
             return data, raw
-        if isinstance(node, yaml.SequenceNode):
-            items = [
+        items = [
                 self._node(child, (*path, i), name, folder, locations, stack)
                 for i, child in enumerate(node.value)
             ]
-            return [d for d, _ in items], [r for _, r in items]
-        assert isinstance(node, yaml.ScalarNode)
-        value = self._scalar(node, path, here)
-        if isinstance(value, str):
-            return self._interpolate(value, path, here), value
-        return value, value
+        return [d for d, _ in items], [r for _, r in items]
 
     def _scalar(self, node: yaml.ScalarNode, path: PathKey, here: Location) -> Any:
         try:
@@ -318,7 +404,7 @@ class _Reader:
                 Problem(
                     here,
                     field_name(path),
-                    f"unsupported YAML tag {node.tag!r} (only plain YAML and !include)",
+                    f"unsupported YAML tag {_tag_text(node.tag)!r} (only plain YAML and !include)",
                 )
             )
             return None
@@ -343,7 +429,10 @@ class _Reader:
         target = folder / str(node.value).strip()
         if target.suffix.lower() in (".yaml", ".yml"):
             before = len(self.problems)
+            unset_before = set(self.unset)
             data, raw, sub = self.read(target, stack)
+            found = self.unset - unset_before  # paths inside the included file: put them under ``path``
+            self.unset = unset_before | {(*path, *p) for p in found}
             for i in range(before, len(self.problems)):
                 if self.problems[i].location is None:
                     self.problems[i] = Problem(here, field_name(path), self.problems[i].message)
@@ -373,6 +462,7 @@ class _Reader:
             found = self.env.get(name)
             if found is None or (found == "" and default is not None):
                 if default is None:
+                    self.unset.add(path)
                     self.problems.append(
                         Problem(
                             here,
@@ -427,6 +517,7 @@ def load_document(file: str | Path, *, env: Mapping[str, str] | None = None) -> 
         secrets=reader.secrets,
         files=reader.files,
         problems=reader.problems,
+        unset=reader.unset,
     )
 
 
