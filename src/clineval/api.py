@@ -29,7 +29,7 @@ from clineval.interrupts import run_main
 from clineval.judges.base import Judge
 from clineval.judges.config import JudgeConfig, build_judge, default_judge_config
 from clineval.metrics.base import Metric, higher_is_better
-from clineval.metrics.registry import MetricSpec, build_metric, resolve_metric
+from clineval.metrics.registry import MetricSpec, build_metric, resolve_metric, resolve_metrics
 from clineval.model import Case, DatasetInfo, RunRecord
 from clineval.results.result import EvalResult
 from clineval.runner.agent import AgentCaller, AgentFn
@@ -214,7 +214,7 @@ def _new_record(
 
 
 def _metrics_from(items: Sequence[MetricLike], base_dir: Path | None) -> list[Metric]:
-    return [resolve_metric(item, base_dir=base_dir) for item in items]
+    return resolve_metrics(items, base_dir=base_dir)  # every bad metric reported at once
 
 
 def _given(value: Any) -> bool:

@@ -136,11 +136,21 @@ def load_run_config(path: str | Path) -> RunConfig:
     """Read and validate a YAML run file; relative paths in it are taken from its folder.
 
     The file is read like a suite (:mod:`clineval.suites.source`): ``include:`` and
-    ``!include``, ``${ENV}`` variables, and every problem reported with its line.
+    ``!include``, ``${ENV}`` variables, and every problem reported with its line. Every
+    metric is checked too (its name, and its settings against its typed signature), each
+    problem with its line, without creating anything from user code.
     """
-    from clineval.suites.source import load_settings
+    from clineval.metrics.registry import check_metric
+    from clineval.suites.source import SuiteError, load_settings
 
     config, doc = load_settings(path, RunConfig, what="run file", expected="name, data, metrics, ...")
+    problems = []
+    for index, spec in enumerate(config.metrics):
+        for setting, message in check_metric(spec, base_dir=config.folder):
+            exact = ("metrics", index, "args", setting)  # when the settings are written as a mapping
+            problems.append(doc.problem(exact if exact in doc.locations else ("metrics", index), message))
+    if problems:
+        raise SuiteError(problems)
     if isinstance(doc.data, dict) and "from_environment" in doc.data:
         raise ConfigError(f"{path}: from_environment: set by clineval, not a run file setting")
     config.from_environment = sorted(_references(doc.raw))

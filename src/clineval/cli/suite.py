@@ -13,7 +13,6 @@ from clineval.cli.common import friendly, out
 from clineval.config import DEFAULT_CACHE, load_run_config
 from clineval.errors import ConfigError
 from clineval.judges.config import JudgeConfig
-from clineval.metrics.registry import build_metric
 from clineval.results.result import EvalResult
 from clineval.store.sqlite import RunStore
 from clineval.suites.loader import load_suite
@@ -102,9 +101,7 @@ def validate_command(file: str) -> None:
             highlight=False,
         )
         return
-    config = load_run_config(file)
-    for spec in config.metrics:
-        build_metric(spec, base_dir=config.folder)
+    config = load_run_config(file)  # checks the metrics too, without creating user objects
     if config.data is not None and not config.data_path().exists():  # type: ignore[union-attr]
         raise ConfigError(f"{file}: data file not found: {config.data_path()}")
     out.print(f"[green]ok[/]: run file with {len(config.metrics)} metrics", highlight=False)

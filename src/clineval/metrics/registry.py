@@ -8,22 +8,30 @@ metrics that ran.
 
 On the command line and in run files a spec is written ``NAME``, ``NAME(key=value, ...)``
 or ``ALIAS=NAME(key=value)``, e.g. ``trajectory_single_tool_use(tool_name=order_ct)``.
+
+Settings are checked against the metric's typed signature before anything is built
+(:func:`settings_problems`: a pydantic model made from the parameters and their
+annotations), so ``rubric(criteria=5)`` is reported as "setting 'criteria': expected a
+string or a mapping of strings to strings, got 5", every bad setting at once.
 """
 
 from __future__ import annotations
 
 import ast
+import collections.abc
 import contextlib
 import difflib
 import importlib
 import inspect
 import re
-from collections.abc import Callable
+import types
+import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar, cast
+from pathlib import Path, PurePath
+from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model, model_validator
 
 from clineval.errors import ConfigError, MetricNotFoundError
 from clineval.importing import import_object
@@ -131,6 +139,11 @@ def get_entry(name: str) -> MetricEntry:
 
 def _unknown_message(name: str) -> str:
     names = sorted(_REGISTRY)
+    if re.search(r"\s-\s|^-\s", name):
+        return (
+            f"unknown metric {name!r}: it looks like list items run together. In YAML each "
+            "'- item' of a list starts on its own line, at the same indentation as the item above it"
+        )
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     return (
@@ -259,6 +272,210 @@ def _literal(node: ast.expr, text: str) -> Any:
         raise ConfigError(f"metric {text!r}: cannot read the value {ast.unparse(node)!r}") from None
 
 
+_NO_MODEL = object()
+_SETTINGS_MODELS: dict[Any, Any] = {}
+
+
+def _annotation(param: inspect.Parameter, namespace: dict[str, Any]) -> Any:
+    """A parameter's annotation as a type pydantic can check (``Any`` when it cannot)."""
+    annotation = param.annotation
+    if annotation is inspect.Parameter.empty:
+        return Any
+    if isinstance(annotation, str):
+        try:
+            annotation = eval(annotation, {**vars(typing), **namespace})  # noqa: S307 - the code's own annotation
+        except Exception:
+            return Any
+    try:
+        TypeAdapter(annotation)
+    except Exception:
+        return Any
+    return annotation
+
+
+def _settings_model(factory: Any) -> Any:
+    """A pydantic model of ``factory``'s keyword parameters (cached), or ``_NO_MODEL``."""
+    try:
+        return _SETTINGS_MODELS[factory]
+    except (KeyError, TypeError):
+        pass
+    model: Any = _NO_MODEL
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is not None:
+        target = factory.__init__ if inspect.isclass(factory) else factory
+        namespace = dict(getattr(inspect.unwrap(target), "__globals__", {}))
+        fields: dict[str, Any] = {}
+        extra: Literal["allow", "forbid"] = "forbid"
+        for name, param in signature.parameters.items():
+            if param.kind is inspect.Parameter.VAR_KEYWORD:
+                extra = "allow"
+            elif param.kind is not inspect.Parameter.VAR_POSITIONAL and not name.startswith("_"):
+                default = ... if param.default is inspect.Parameter.empty else param.default
+                fields[name] = (_annotation(param, namespace), default)
+        try:
+            model = create_model(  # type: ignore[call-overload]
+                f"{getattr(factory, '__name__', 'metric')}_settings",
+                __config__=ConfigDict(extra=extra, arbitrary_types_allowed=True, protected_namespaces=()),
+                **fields,
+            )
+        except Exception:
+            model = _NO_MODEL
+    with contextlib.suppress(TypeError):
+        _SETTINGS_MODELS[factory] = model
+    return model
+
+
+def describe_type(tp: Any, plural: bool = False) -> str:
+    """A type as a user reads it: ``list[str]`` is "a list of strings"."""
+    origin, args = get_origin(tp), get_args(tp)
+    if tp is Any or tp is object:
+        return "values" if plural else "anything"
+    if tp is type(None):
+        return "none"
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if origin is Union or origin is types.UnionType:
+        members = [a for a in args if a is not type(None)]
+        if str in members:
+            members = [m for m in members if not (inspect.isclass(m) and issubclass(m, PurePath))]
+        members.sort(key=lambda m: 0 if m is str else 1)
+        return " or ".join(dict.fromkeys(describe_type(m, plural) for m in members))
+    if origin is typing.Annotated:
+        return describe_type(args[0], plural)
+    simple = {
+        str: ("a string", "strings"),
+        bool: ("true or false", "true/false values"),
+        int: ("an integer", "integers"),
+        float: ("a number", "numbers"),
+    }
+    if tp in simple:
+        return simple[tp][plural]
+    if inspect.isclass(tp) and issubclass(tp, PurePath):
+        return "file paths" if plural else "a file path"
+    sequences = (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Iterable)
+    if tp in sequences or origin in sequences:
+        item = args[0] if args else Any
+        inner = "" if item is Any else f" of {describe_type(item, True)}"
+        return ("lists" if plural else "a list") + inner
+    if tp in (dict, collections.abc.Mapping) or origin in (dict, collections.abc.Mapping):
+        key, value = (args + (Any, Any))[:2] if args else (Any, Any)
+        if value is Any:
+            inner = ""
+        elif key in (Any, str):
+            inner = f" of strings to {describe_type(value, True)}" if key is str else f" to {describe_type(value, True)}"
+        else:
+            inner = f" of {describe_type(key, True)} to {describe_type(value, True)}"
+        return ("mappings" if plural else "a mapping") + inner
+    name = getattr(tp, "__name__", str(tp))
+    return f"{name} values" if plural else f"a {name}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def settings_problems(
+    factory: Any, args: dict[str, Any], label: str, *, only_given: bool = False
+) -> list[tuple[str | None, str]]:
+    """What is wrong with calling ``factory(**args)``, from its signature and annotations,
+    without calling it: ``(setting, message)`` pairs (setting ``None`` for the whole call).
+
+    ``label`` starts each message (``"metric 'rubric'"``). With ``only_given``, only the
+    types of the given settings that are parameters are checked (for metrics whose unknown
+    and missing settings are reported elsewhere).
+    """
+    model = _settings_model(factory)
+    if model is _NO_MODEL:
+        return []
+    fields = model.model_fields
+    if only_given:
+        return [
+            (key, _expected(label, key, fields[key].annotation, value))
+            for key, value in args.items()
+            if key in fields and _fails(fields[key].annotation, value)
+        ]
+    problems: list[tuple[str | None, str]] = []
+    try:
+        model.model_validate(dict(args))
+    except ValidationError as exc:
+        reported: set[str] = set()
+        for err in exc.errors():
+            loc = err.get("loc", ())
+            key = str(loc[0]) if loc else None
+            if key is None or key in reported:
+                continue
+            reported.add(key)
+            if err.get("type") == "extra_forbidden":
+                known = ", ".join(sorted(fields)) or "none"
+                problems.append((key, f"{label}: unknown setting {key!r} (its settings: {known})"))
+            elif err.get("type") == "missing":
+                problems.append((key, f"{label}: the setting {key!r} is required"))
+            else:
+                problems.append((key, _expected(label, key, fields[key].annotation, args.get(key))))
+    return problems
+
+
+def _fails(annotation: Any, value: Any) -> bool:
+    try:
+        TypeAdapter(annotation).validate_python(value)
+    except ValidationError:
+        return True
+    return False
+
+
+def _expected(label: str, key: str, annotation: Any, value: Any) -> str:
+    return f"{label}, setting {key!r}: expected {describe_type(annotation)}, got {_shown(value)}"
+
+
+def _raise_settings(spec: MetricSpec, factory: Any, *, only_given: bool = False) -> None:
+    found = settings_problems(factory, dict(spec.args), f"metric {spec.name!r}", only_given=only_given)
+    if found:
+        raise ConfigError("; ".join(message for _, message in found))
+
+
+def check_metric(spec: MetricSpec, *, base_dir: Path | None = None) -> list[tuple[str | None, str]]:
+    """Every problem of a metric spec, as ``(setting, message)`` pairs, without creating
+    anything from user code: a registered metric is built (clineval's own classes), a
+    class named by import path is only imported and its signature checked."""
+    if ":" not in spec.name:
+        try:
+            entry = get_entry(spec.name)
+        except ConfigError as exc:
+            return [(None, str(exc))]
+        if inspect.isclass(entry.factory):
+            found = settings_problems(entry.factory, dict(spec.args), f"metric {spec.name!r}")
+            if found:
+                return found
+        try:
+            build_metric(spec, base_dir=base_dir)
+        except ConfigError as exc:
+            return [(None, str(exc))]
+        return []
+    try:
+        obj = import_object(spec.name, base_dir=base_dir, what="metric")
+    except ConfigError as exc:
+        return [(None, str(exc))]
+    label = f"metric {spec.name!r}"
+    if inspect.isclass(obj):
+        found = settings_problems(obj, dict(spec.args), label)
+        if not found and not (hasattr(obj, "score") or callable(getattr(obj, "__call__", None))):
+            found = [(None, f"{label}: {obj.__name__} has no score() and is not callable")]
+        return found
+    if isinstance(obj, Metric):
+        return [(None, f"{label} is an instance; it takes no settings")] if spec.args else []
+    if callable(obj):
+        try:
+            FunctionMetric(obj, name=spec.result_name, **spec.args)
+        except ConfigError as exc:
+            return [(None, str(exc))]
+        return settings_problems(obj, dict(spec.args), label, only_given=True)
+    return [(None, f"{label} is neither a metric class, an instance nor a function")]
+
+
 def build_metric(spec: MetricSpec | str, *, base_dir: Path | None = None) -> Metric:
     """Build the metric a spec names, with its settings; the instance carries the spec."""
     if isinstance(spec, str):
@@ -268,6 +485,7 @@ def build_metric(spec: MetricSpec | str, *, base_dir: Path | None = None) -> Met
         instance = _instantiate(obj, spec)
     else:
         entry = get_entry(spec.name)
+        _raise_settings(spec, entry.factory, only_given=not inspect.isclass(entry.factory))
         args = dict(spec.args)
         if base_dir is not None and "base_dir" not in args and _takes_base_dir(entry.factory):
             args["base_dir"] = base_dir  # the metric resolves relative paths in its settings
@@ -297,6 +515,7 @@ def _takes_base_dir(factory: Callable[..., Any]) -> bool:
 
 def _instantiate(obj: Any, spec: MetricSpec) -> Metric:
     if inspect.isclass(obj):
+        _raise_settings(spec, obj)
         try:
             made = obj(**spec.args)
         except (TypeError, ValueError) as exc:
@@ -315,8 +534,28 @@ def _instantiate(obj: Any, spec: MetricSpec) -> Metric:
             raise ConfigError(f"metric {spec.name!r} is an instance; it takes no settings")
         return obj
     if callable(obj):
-        return FunctionMetric(obj, name=spec.result_name, **spec.args)
+        made_fn = FunctionMetric(obj, name=spec.result_name, **spec.args)
+        _raise_settings(spec, obj, only_given=True)
+        return made_fn
     raise ConfigError(f"metric {spec.name!r} is neither a metric class, an instance nor a function")
+
+
+def resolve_metrics(
+    items: Sequence[Metric | MetricSpec | str | Callable[..., Any]], *, base_dir: Path | None = None
+) -> list[Metric]:
+    """:func:`resolve_metric` for each item; a :class:`ConfigError` lists every bad one at once."""
+    built: list[Metric] = []
+    problems: list[str] = []
+    for item in items:
+        try:
+            built.append(resolve_metric(item, base_dir=base_dir))
+        except ConfigError as exc:
+            problems.append(str(exc))
+    if len(problems) == 1:
+        raise ConfigError(problems[0])
+    if problems:
+        raise ConfigError(f"{len(problems)} bad metrics:\n" + "\n".join(f"  {p}" for p in problems))
+    return built
 
 
 def resolve_metric(
