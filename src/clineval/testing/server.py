@@ -67,6 +67,13 @@ Script format
           #      "code"}}; retry_after (seconds) sets the Retry-After header
           # or "malformed_body": true
           #      HTTP 200, Content-Type application/json, a body that is not valid JSON
+          # or "truncated_body": true
+          #      HTTP 200 announcing a whole ChatCompletion (Content-Length) but sending
+          #      only its first half, then closing the connection: a proxy or server
+          #      that died mid-answer
+          # or "reset": true
+          #      the connection is closed (reset where the platform allows) without any
+          #      answer: no status line, no headers
         }
       ],
       "default": {"content": "no opinion"},  # when no rule applies: an action, with an
@@ -77,7 +84,11 @@ Script format
     }
 
 Unknown keys are refused, so that a misspelt field fails loudly instead of being ignored.
-The ``times`` counters start again whenever a script is set.
+The ``times`` counters start again whenever a script is set. A request answered by
+``truncated_body`` or ``reset`` is logged and counted like any other; these two actions
+write to (or close) the connection directly, which works under uvicorn (the server run by
+``python -m clineval.testing.server`` and :class:`ScriptedServer`); under another ASGI
+server they answer HTTP 500.
 """
 
 from __future__ import annotations
@@ -93,6 +104,7 @@ import os
 import queue
 import re
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -124,7 +136,7 @@ __all__ = ["ScriptError", "ScriptedServer", "compile_script", "create_app", "mai
 HOST = "127.0.0.1"
 DEFAULT_MODEL = "scripted-model"
 
-_ACTION_KEYS = frozenset({"content", "json", "status", "malformed_body"})
+_ACTION_KEYS = frozenset({"content", "json", "status", "malformed_body", "truncated_body", "reset"})
 _STATUS_KEYS = frozenset({"retry_after", "error_message"})
 _DEFAULT_KEYS = _ACTION_KEYS | _STATUS_KEYS | {"delay_s"}
 _RULE_KEYS = _DEFAULT_KEYS | {"pattern", "model", "response_format", "times"}
@@ -160,6 +172,8 @@ class _Action:
     retry_after: str | None = None
     error_message: str | None = None
     malformed_body: bool = False
+    truncated_body: bool = False
+    reset: bool = False
     delay_s: float = 0.0
 
 
@@ -209,7 +223,8 @@ def _compile_action(spec: Mapping[str, Any], where: str, allowed: frozenset[str]
     actions = sorted(_ACTION_KEYS & set(spec))
     if len(actions) != 1:
         raise ScriptError(
-            f"{where} needs exactly one of content, json, status, malformed_body; got {actions}"
+            f"{where} needs exactly one of content, json, status, malformed_body, truncated_body, reset; "
+            f"got {actions}"
         )
     delay_s = _number(spec.get("delay_s", 0.0), f"{where}.delay_s")
     if actions != ["status"] and _STATUS_KEYS & set(spec):
@@ -225,10 +240,10 @@ def _compile_action(spec: Mapping[str, Any], where: str, allowed: frozenset[str]
             return _Action(content=json.dumps(spec["json"]), delay_s=delay_s)
         except (TypeError, ValueError) as exc:
             raise ScriptError(f"{where}.json cannot be serialised: {exc}") from None
-    if kind == "malformed_body":
-        if spec["malformed_body"] is not True:
-            raise ScriptError(f"{where}.malformed_body must be true")
-        return _Action(malformed_body=True, delay_s=delay_s)
+    if kind in ("malformed_body", "truncated_body", "reset"):
+        if spec[kind] is not True:
+            raise ScriptError(f"{where}.{kind} must be true")
+        return _Action(delay_s=delay_s, **{kind: True})
     status = spec["status"]
     if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
         raise ScriptError(f"{where}.status must be an HTTP error status (400-599), not {status!r}")
@@ -359,6 +374,28 @@ class _ServerState:
         return self.base_delay_s if delay is None else delay
 
 
+async def _cut(request: Request, data: bytes) -> Response:
+    """Write ``data`` straight to the connection and close it: a reset (no ``data``) or a body
+    cut short. Uses uvicorn's transport (its ``receive`` is a method of the request cycle)."""
+    cycle = getattr(request.receive, "__self__", None)
+    transport = getattr(cycle, "transport", None)
+    if transport is None or not hasattr(cycle, "disconnected"):
+        return _error(500, "truncated_body and reset need the uvicorn server")
+    if data:
+        transport.write(data)
+        transport.close()  # sends what was written, then closes
+    else:
+        sock = transport.get_extra_info("socket")
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST
+        transport.abort()
+    for _ in range(1000):  # until uvicorn has seen the connection go: it then sends nothing more
+        if cycle.disconnected:
+            break
+        await asyncio.sleep(0.001)
+    return Response(b"", status_code=200)
+
+
 def create_app(script: Mapping[str, Any] | None = None, *, delay_s: float = 0.0) -> Starlette:
     """The ASGI app; ``delay_s`` is the base delay used when the script sets none."""
     state = _ServerState(compile_script(script or {}), delay_s)
@@ -398,30 +435,38 @@ def create_app(script: Mapping[str, Any] | None = None, *, delay_s: float = 0.0)
             return _error(action.status, message, headers)
         if action.malformed_body:
             return Response(_MALFORMED_BODY, media_type="application/json")
+        if action.reset:
+            return await _cut(request, b"")
         content = action.content or ""
         prompt_tokens = len(prompt.split())
         completion_tokens = len(content.split())
-        return JSONResponse(
-            {
-                "id": f"chatcmpl-scripted-{next(state.ids)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                        "logprobs": None,
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
-            }
-        )
+        completion = {
+            "id": f"chatcmpl-scripted-{next(state.ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        if action.truncated_body:
+            body_bytes = json.dumps(completion).encode()
+            head = (
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body_bytes)}\r\n\r\n"
+            ).encode()
+            return await _cut(request, head + body_bytes[: len(body_bytes) // 2])
+        return JSONResponse(completion)
 
     async def models(request: Request) -> Response:
         ids = [DEFAULT_MODEL, *(m for m in state.script.models if m != DEFAULT_MODEL)]
