@@ -68,9 +68,14 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+_command_line: list[bool] = []
+"""Set by :func:`treat_sigterm_as_sigint`: this process is the ``clineval`` command."""
+
+
 def treat_sigterm_as_sigint() -> None:
     """Make SIGTERM stop the process the way Ctrl-C does (main thread only; the CLI calls this)."""
     if threading.current_thread() is threading.main_thread():
+        _command_line.append(True)
         signal.signal(signal.SIGTERM, _on_sigterm)
 
 
@@ -109,9 +114,12 @@ def _cancel_on_signal(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) 
     try:
         yield seen
     finally:
-        for signum, handler in previous.items():
-            if signal.getsignal(signum) is _on_signal:
-                signal.signal(signum, handler)
+        for restored, handler in previous.items():
+            if signal.getsignal(restored) is _on_signal:
+                # The command, interrupted, only has its message left to print before it
+                # exits (finish()): a signal meanwhile is ignored rather than cutting it short.
+                late = signal.SIG_IGN if seen and _command_line else handler
+                signal.signal(restored, late)
 
 
 def run_main(coro: Coroutine[Any, Any, R]) -> R:

@@ -221,7 +221,9 @@ def _interrupt_and_resume(workspace: Path, signals: list[signal.Signals], expect
     proc = _start(workspace, *_run_args(workspace, "slow", n, store, "--concurrency", "2"))
     try:
         _wait_for(lambda: _count(store, "outputs") >= 2, "two committed agent outputs")
-        for sig in signals:
+        for i, sig in enumerate(signals):
+            if i:  # a moment apart: signals sent at once may merge into one
+                time.sleep(0.03)
             proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
     finally:
