@@ -43,7 +43,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"(?i)\b((?:x-)?api[-_ ]?key|access[-_]?token|refresh[-_]?token|client[-_]?secret"
-            r"|password|passwd)([\"']?\s*[:=]\s*[\"']?)(?!\*\*\*)([^\s\"',;&}\\]{4,})"
+            r"|password|passwd)([\"']?\s*[:=]\s*[\"']?)(?!\*\*\*|\$\{)([^\s\"',;&}\\]{4,})"
         ),
         r"\1\2" + MASK,
     ),

@@ -297,6 +297,7 @@ def test_a_key_in_a_custom_variable_is_masked_like_any_other(monkeypatch: pytest
             "commit 0123456789abcdef0123456789abcdef01234567",
         ),
         ("The token provided was wrong", "The token provided was wrong"),
+        ('{"api_key": "${PA_SERVICE_KEY}"}', '{"api_key": "${PA_SERVICE_KEY}"}'),  # a reference, not a key
     ],
 )
 def test_credential_patterns_are_masked(text: str, masked: str) -> None:
