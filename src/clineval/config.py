@@ -84,7 +84,8 @@ class RunConfig(BaseModel):
     def stored(self) -> dict[str, Any]:
         """The configuration as the run store keeps it: ``${NAME}`` instead of the values of
         the environment variables the run file read."""
-        return with_placeholders(self.model_dump(mode="json"), self.from_environment)
+        stored: dict[str, Any] = with_placeholders(self.model_dump(mode="json"), self.from_environment)
+        return stored
 
     @classmethod
     def from_stored(cls, data: dict[str, Any], run_id: str = "") -> RunConfig:
