@@ -53,6 +53,10 @@ NOT_FOR_HELP = (
     "clineval.suites",
     "clineval.config",
 )
+#: `clineval runs` reads the store (pydantic, the data model) and nothing else of the framework.
+NOT_FOR_RUNS = tuple(
+    module for module in NOT_FOR_HELP if module not in ("pydantic", "clineval.store.sqlite", "clineval.model")
+)
 #: A run without ROUGE, BLEU, an LLM judge or a dataframe does not import their libraries.
 NOT_FOR_PLAIN_RUN = ("rouge_score", "nltk", "scipy", "sklearn", "pandas", "sacrebleu", "openai", "aiohttp")
 
@@ -128,7 +132,7 @@ def test_runs_loads_no_heavy_library(store: Path, tmp_path: Path) -> None:
     names, proc = _imported(["runs"], tmp_path, store)
     assert proc.returncode == 0, proc.stderr
     assert "first" in proc.stdout and "second" in proc.stdout
-    assert _loaded(names, HEAVY) == []
+    assert _loaded(names, NOT_FOR_RUNS) == []
 
 
 def test_metrics_catalogue_imports_no_metric_back_end(tmp_path: Path) -> None:
@@ -139,14 +143,16 @@ def test_metrics_catalogue_imports_no_metric_back_end(tmp_path: Path) -> None:
     assert _loaded(names, (*NOT_FOR_PLAIN_RUN, "tokenizers", "safetensors")) == []
 
 
-def test_run_without_rouge_does_not_import_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("judge", [["--judge", "none"], []], ids=["no judge", "default offline judge"])
+def test_run_without_rouge_does_not_import_it(judge: list[str], tmp_path: Path) -> None:
+    """A lexical metric needs neither ROUGE's libraries nor the offline judge's model files."""
     data = tmp_path / "cases.jsonl"
     row = {"id": "a", "input": "q", "response": "x", "reference": "x"}
     data.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    args = ["run", "--data", str(data), "-m", "exact_match", "--judge", "none", "-q"]
+    args = ["run", "--data", str(data), "-m", "exact_match", *judge, "-q"]
     names, proc = _imported(args, tmp_path, tmp_path / "s.db")
     assert proc.returncode == 0, proc.stderr
-    assert _loaded(names, NOT_FOR_PLAIN_RUN) == []
+    assert _loaded(names, (*NOT_FOR_PLAIN_RUN, "tokenizers", "safetensors")) == []
 
 
 def test_lazy_commands_help_matches_their_own() -> None:
