@@ -281,14 +281,32 @@ sys.meta_path.insert(0, Pause())
 '''
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interrupt_while_the_command_imports(tmp_path: Path, sig: signal.Signals, code: int) -> None:
+SCRIPT = Path(sys.executable).parent / "clineval"
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "launcher"),
+    [(signal.SIGINT, 130, "script"), (signal.SIGTERM, 143, "script"), (signal.SIGINT, 130, "-m")],
+)
+def test_interrupt_while_the_command_imports(
+    tmp_path: Path, sig: signal.Signals, code: int, launcher: str
+) -> None:
+    if launcher == "script" and not SCRIPT.exists():
+        pytest.skip("the clineval script is not installed beside this Python")
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(SLOW_IMPORT)
     marker = tmp_path / "importing"
     path = os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    proc = _start(tmp_path, "runs", "--store", "none.db", PYTHONPATH=path, IMPORT_MARKER=str(marker))
+    command = [str(SCRIPT)] if launcher == "script" else _clineval()
+    proc = subprocess.Popen(
+        [*command, "runs", "--store", "none.db"],
+        cwd=tmp_path,
+        env=_env(PYTHONPATH=path, IMPORT_MARKER=str(marker)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for(marker.exists, "the import of clineval.cli.main")
         proc.send_signal(sig)
