@@ -116,10 +116,15 @@ def _check_names(metrics: Sequence[Metric]) -> None:
         seen.add(metric.name)
 
 
-def _judge_record(judge: Judge | None, config: JudgeConfig | None) -> dict[str, Any] | None:
+def _judge_record(
+    judge: Judge | None, config: JudgeConfig | None, metrics: Sequence[Metric] = ()
+) -> dict[str, Any] | None:
     if judge is None:
         return {"name": "none"}
-    return {"name": judge.name, **judge.describe(), **({"config": config.label} if config else {})}
+    record = {"name": judge.name, **judge.describe(), **({"config": config.label} if config else {})}
+    if metrics and not any(getattr(m, "needs_judge", False) for m in metrics):
+        record["used"] = False  # no metric of the run asks the judge (no judge notice is shown)
+    return record
 
 
 class _Session:
@@ -196,7 +201,7 @@ def _new_record(
         config=stored,
         metrics=[m.name for m in metrics],
         lower_is_better=[m.name for m in metrics if not higher_is_better(m)],
-        judge=_judge_record(judge, judge_config),
+        judge=_judge_record(judge, judge_config, metrics),
         dataset=DatasetInfo(
             source=dataset_source.source if isinstance(dataset_source, Dataset) else dataset_source,
             fingerprint=fingerprint_cases(cases),
@@ -478,7 +483,7 @@ async def _resume(
                 agent_fn = build_agent(config.agent, config.folder)
         judge_instance = session.judge(judge_obj)
         if judge_config is not None or judge_obj is not None or judge_concurrency is not None:
-            record.judge = _judge_record(judge_instance, config.judge if judge_obj is None else None)
+            record.judge = _judge_record(judge_instance, config.judge if judge_obj is None else None, built)
     except BaseException:
         lease.release()
         raise

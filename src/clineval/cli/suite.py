@@ -93,7 +93,7 @@ def validate_command(file: str) -> None:
     if not Path(file).exists():
         raise ConfigError(f"file not found: {file}")
     if is_suite_file(file):
-        suite = load_suite(file)
+        suite = load_suite(file, instantiate=False)  # nothing is created, only imported and checked
         evaluators = ", ".join(suite.evaluators)
         out.print(
             f"[green]ok[/]: suite {suite.id!r}: {len(suite.cases)} cases, evaluators {evaluators}, "

@@ -379,14 +379,15 @@ def _shown(value: Any) -> str:
 
 
 def settings_problems(
-    factory: Any, args: dict[str, Any], label: str, *, only_given: bool = False
+    factory: Any, args: dict[str, Any], label: str, *, only_given: bool = False, noun: str = "setting"
 ) -> list[tuple[str | None, str]]:
     """What is wrong with calling ``factory(**args)``, from its signature and annotations,
     without calling it: ``(setting, message)`` pairs (setting ``None`` for the whole call).
 
     ``label`` starts each message (``"metric 'rubric'"``). With ``only_given``, only the
     types of the given settings that are parameters are checked (for metrics whose unknown
-    and missing settings are reported elsewhere).
+    and missing settings are reported elsewhere). ``noun`` names what the settings are
+    (``"argument"`` for a suite evaluator's constructor).
     """
     model = _settings_model(factory)
     if model is _NO_MODEL:
@@ -394,7 +395,7 @@ def settings_problems(
     fields = model.model_fields
     if only_given:
         return [
-            (key, _expected(label, key, fields[key].annotation, value))
+            (key, _expected(label, key, fields[key].annotation, value, noun))
             for key, value in args.items()
             if key in fields and _fails(fields[key].annotation, value)
         ]
@@ -411,11 +412,11 @@ def settings_problems(
             reported.add(key)
             if err.get("type") == "extra_forbidden":
                 known = ", ".join(sorted(fields)) or "none"
-                problems.append((key, f"{label}: unknown setting {key!r} (its settings: {known})"))
+                problems.append((key, f"{label}: unknown {noun} {key!r} (its {noun}s: {known})"))
             elif err.get("type") == "missing":
-                problems.append((key, f"{label}: the setting {key!r} is required"))
+                problems.append((key, f"{label}: the {noun} {key!r} is required"))
             else:
-                problems.append((key, _expected(label, key, fields[key].annotation, args.get(key))))
+                problems.append((key, _expected(label, key, fields[key].annotation, args.get(key), noun)))
     return problems
 
 
@@ -427,8 +428,8 @@ def _fails(annotation: Any, value: Any) -> bool:
     return False
 
 
-def _expected(label: str, key: str, annotation: Any, value: Any) -> str:
-    return f"{label}, setting {key!r}: expected {describe_type(annotation)}, got {_shown(value)}"
+def _expected(label: str, key: str, annotation: Any, value: Any, noun: str = "setting") -> str:
+    return f"{label}, {noun} {key!r}: expected {describe_type(annotation)}, got {_shown(value)}"
 
 
 def _raise_settings(spec: MetricSpec, factory: Any, *, only_given: bool = False) -> None:

@@ -73,8 +73,9 @@ def aggregates_table(
 
 
 def judge_notice(run: RunRecord) -> str | None:
-    """What every run scored by the offline judge must say about it."""
-    if (run.judge or {}).get("name") != "offline":
+    """What every run scored by the offline judge must say about it (not said when no
+    metric of the run uses the judge)."""
+    if (run.judge or {}).get("name") != "offline" or (run.judge or {}).get("used") is False:
         return None
     from clineval.judges.offline import OFFLINE_NOTICE
 

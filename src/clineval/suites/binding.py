@@ -167,6 +167,42 @@ class BoundEvaluator:
                     problems.append(f"{self.spec.class_} needs the argument {name!r}")
         return problems
 
+    def argument_problems(self, args: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Arguments whose value does not fit the constructor's annotations, as
+        ``(argument, message)`` pairs; nothing is created."""
+        if not self.is_class or self.factory is MetricEvaluator:
+            return []
+        from clineval.metrics.registry import settings_problems
+
+        found = settings_problems(
+            self.factory, dict(args), str(self.spec.class_), only_given=True, noun="argument"
+        )
+        return [(key, message) for key, message in found if key is not None]
+
+    def check_call(self) -> None:
+        """What :meth:`instance` learns about calling the evaluator, from signatures alone:
+        a :class:`ConfigError` when its objects are not callable; nothing is created."""
+        if self.factory is MetricEvaluator:
+            self._call_params, self.per_item = None, True
+            return
+        if not self.is_class:
+            if not callable(self.factory):
+                raise ConfigError(f"evaluator {self.name!r}: {self.spec.class_} is not callable")
+            self._inspect_signature(_signature(self.factory))
+            return
+        owner = next((k for k in self.factory.__mro__ if "__call__" in vars(k)), None)
+        if owner is None or owner is object:
+            raise ConfigError(
+                f"evaluator {self.name!r}: {self.spec.class_} objects are not callable "
+                "(an evaluator class needs a __call__ method)"
+            )
+        bound = isinstance(inspect.getattr_static(self.factory, "__call__"), staticmethod | classmethod)
+        sig = _signature(self.factory.__call__)
+        if sig is not None and not bound:
+            params = list(sig.parameters.values())
+            sig = sig.replace(parameters=params[1:]) if params else sig
+        self._inspect_signature(sig)
+
     def _with_model_config(self, args: dict[str, Any]) -> dict[str, Any]:
         if not self.is_class or self.factory is MetricEvaluator or "model_config" in args:
             return args
@@ -212,7 +248,9 @@ class BoundEvaluator:
             self._call_params, self.per_item = None, True
             return
         target = made if inspect.isroutine(made) else made.__call__
-        sig = _signature(target)
+        self._inspect_signature(_signature(target))
+
+    def _inspect_signature(self, sig: inspect.Signature | None) -> None:
         if sig is None or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
             self._call_params = None
             self.per_item = True

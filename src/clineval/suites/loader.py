@@ -4,6 +4,13 @@ Each problem names the file, the line and the field: an unknown evaluator in a c
 ``metrics``, a case without evaluations, a ``class`` that does not import, an evaluator
 name used twice, a constructor argument the class does not take, a case listed but not
 defined (or defined but not listed), a field path that does not parse, and so on.
+
+Only the root of a problem is reported: a value that uses an unset environment variable
+is reported as such, and nothing that follows from its empty value is (the pipeline or
+evaluator it names is not imported, cases are not checked against an evaluator name it
+left unknown); an evaluator with bad arguments is not bound, so cases that use it do not
+report it again. With ``instantiate=False`` (``clineval validate``) nothing is created:
+evaluator and context classes are imported and their signatures checked.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from pydantic import ValidationError
 
 from clineval.errors import ConfigError
 from clineval.importing import import_object
+from clineval.metrics.registry import MetricSpec, check_metric
 from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.suites.binding import BoundEvaluator, import_target
 from clineval.suites.paths import parse_path
@@ -32,7 +40,7 @@ from clineval.suites.schema import (
     PipelineSpec,
     SuiteHeader,
 )
-from clineval.suites.source import Document, PathKey, Problem, SuiteError, load_document, mask
+from clineval.suites.source import Document, PathKey, Problem, SuiteError, field_name, load_document, mask
 
 
 @dataclass
@@ -76,16 +84,41 @@ def _did_you_mean(name: str, options: list[str]) -> str:
 
 
 class _Checker:
-    def __init__(self, doc: Document, file: Path, env: Mapping[str, str], judge: JudgeConfig | None):
+    def __init__(
+        self,
+        doc: Document,
+        file: Path,
+        env: Mapping[str, str],
+        judge: JudgeConfig | None,
+        instantiate: bool = True,
+    ):
         self.doc = doc
         self.file = file
         self.env = env
         self.judge_override = judge
+        self.instantiate = instantiate
         self.problems: list[Problem] = list(doc.problems)
         self.declared: set[str] | None = None
+        self.raw_cases: list[str] | None = None
+        # an evaluator name from an unset variable: cases cannot be checked against the names
+        self.names_known = True
 
     def add(self, path: PathKey, message: str) -> None:
         self.problems.append(self.doc.problem(path, mask(message, self.doc.secrets)))
+
+    def root_problems(self) -> list[Problem]:
+        """The problems, without those that only follow from an unset environment variable
+        (reported at its own value)."""
+        unset = {field_name(p) for p in self.doc.unset}
+        if not unset:
+            return self.problems
+
+        def follows(problem: Problem) -> bool:
+            if problem.message.startswith("environment variable "):
+                return False
+            return any(problem.field == u or problem.field.startswith((u + ".", u + "[")) for u in unset)
+
+        return [p for p in self.problems if not follows(p)]
 
     def run(self) -> Suite | None:
         data = self.doc.data
@@ -135,10 +168,22 @@ class _Checker:
             return SuiteHeader.model_validate(value)
         except ValidationError as exc:
             self.problems += self.doc.validation_problems(exc, (eval_id,))
+        raw_evaluators = value.get("evaluators")
+        raw_cases = value.get("cases")
+        if isinstance(raw_cases, list):
+            self.raw_cases = [str(c) for c in raw_cases if isinstance(c, str | int)]
+        self.declared = {
+            str(e["name"])
+            for e in (raw_evaluators or [])
+            if isinstance(e, dict) and isinstance(e.get("name"), str)
+        }
+        if isinstance(raw_evaluators, list) and any(
+            self.doc.tainted((eval_id, "evaluators", i, "name")) for i in range(len(raw_evaluators))
+        ):
+            self.names_known = False
         pipeline = _valid(PipelineSpec, value.get("pipeline"))
         if pipeline is None:
             return None
-        raw_evaluators = value.get("evaluators")
         evaluators = [
             spec
             for spec in (
@@ -146,13 +191,7 @@ class _Checker:
             )
             if spec is not None
         ]
-        raw_cases = value.get("cases")
-        cases = [str(c) for c in raw_cases if isinstance(c, str | int)] if isinstance(raw_cases, list) else []
-        self.declared = {
-            str(e["name"])
-            for e in (raw_evaluators or [])
-            if isinstance(e, dict) and isinstance(e.get("name"), str)
-        }
+        cases = list(self.raw_cases or [])
         return SuiteHeader.model_construct(
             description=str(value.get("description") or ""),
             disclaimer=None,
@@ -178,6 +217,8 @@ class _Checker:
                 )
                 continue
             first_at[spec.name] = i
+            if self.doc.tainted(path):
+                continue  # an unset environment variable, reported where it is used
             source = "class" if spec.class_ is not None else "metric"
             try:
                 item = BoundEvaluator(spec, base_dir=self.file.resolve().parent, judge=judge, env=self.env)
@@ -187,17 +228,31 @@ class _Checker:
             problems = item.constructor_problems(spec.args)
             for message in problems:
                 self.add((*path, "args"), message)
-            if not problems:
-                try:
+            typed = item.argument_problems(spec.args)
+            for key, message in typed:
+                self.add((*path, "args", key), message)
+            if problems or typed:
+                continue  # not bound: the cases that use it do not report it again
+            try:
+                item.check_call()
+                if self.instantiate:
                     item.instance()
-                except ConfigError as exc:
-                    self.add((*path, "args" if spec.args else source), str(exc))
-                    continue
+                elif spec.metric is not None:
+                    metric = MetricSpec.model_validate(spec.metric)
+                    metric = metric.model_copy(update={"args": {**metric.args, **spec.args}})
+                    found = check_metric(metric, base_dir=self.file.resolve().parent)
+                    if found:
+                        raise ConfigError("; ".join(message for _, message in found))
+            except ConfigError as exc:
+                self.add((*path, "args" if spec.args else source), str(exc))
+                continue
             bound[spec.name] = item
         return bound
 
     def _pipeline(self, eval_id: str, header: SuiteHeader) -> type[PipelineEvaluator] | None:
         path: PathKey = (eval_id, "pipeline", "class")
+        if self.doc.tainted(path):
+            return None  # an unset environment variable, reported where it is used
         try:
             cls = import_object(
                 import_target(header.pipeline.class_),
@@ -235,7 +290,7 @@ class _Checker:
         evaluators: dict[str, BoundEvaluator],
         pipeline_class: type[PipelineEvaluator] | None,
     ) -> list[SuiteCase]:
-        listed = header.cases if header else []
+        listed = header.cases if header else (self.raw_cases or [])
         seen: set[str] = set()
         for i, case_id in enumerate(listed):
             if case_id in seen:
@@ -291,7 +346,7 @@ class _Checker:
         ok = True
         metrics_seen: set[str] = set()
         for j, name in enumerate(spec.metrics):
-            if header is not None and name not in declared:
+            if header is not None and self.names_known and name not in declared:
                 self.add(
                     (*base, "metrics", j),
                     f"unknown evaluator {name!r}{_did_you_mean(name, sorted(declared))}",
@@ -303,7 +358,7 @@ class _Checker:
         settings: dict[str, dict[str, Any]] = {}
         for key, setting in spec.settings.items():
             path = (*base, key)
-            if header is not None and key not in declared:
+            if header is not None and self.names_known and key not in declared:
                 self.add(
                     path,
                     "unknown field: neither a case field ("
@@ -328,6 +383,9 @@ class _Checker:
                 merged = {**bound.spec.args, **setting}
                 for message in bound.constructor_problems(merged):
                     self.add(path, message)
+                    ok = False
+                for arg, message in bound.argument_problems(setting):
+                    self.add((*path, arg), message)
                     ok = False
             settings[key] = setting
         generates = pipeline_class.generates_responses() if pipeline_class is not None else True
@@ -402,6 +460,12 @@ class _Checker:
                 except ConfigError as exc:
                     self.add((*path, key), str(exc))
                     continue
+                if not self.instantiate:
+                    problem = _binding_problem(cls, entry)
+                    if problem:
+                        self.add((*path, key), f"{key} cannot be built from this entry: {problem}")
+                    built[key] = entry
+                    continue
                 try:
                     built[key] = cls(**entry) if isinstance(entry, dict) else cls(entry)
                 except Exception as exc:
@@ -413,17 +477,43 @@ class _Checker:
         return built
 
 
+def _binding_problem(cls: Any, entry: Any) -> str | None:
+    """Why ``cls(**entry)`` (or ``cls(entry)``) cannot be called, from its signature alone."""
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return None
+    try:
+        if isinstance(entry, dict):
+            signature.bind(**{str(k): v for k, v in entry.items()})
+        else:
+            signature.bind(entry)
+    except TypeError as exc:
+        return str(exc)
+    return None
+
+
 def load_suite(
-    path: str | Path, *, env: Mapping[str, str] | None = None, judge: JudgeConfig | None = None
+    path: str | Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    judge: JudgeConfig | None = None,
+    instantiate: bool = True,
 ) -> Suite:
-    """Read and check a suite file; a :class:`SuiteError` lists every problem found."""
+    """Read and check a suite file; a :class:`SuiteError` lists every problem found.
+
+    With ``instantiate=False`` nothing is created (``clineval validate``): classes are
+    imported and checked against their signatures, and the suite's evaluators are built
+    only when it runs.
+    """
     file = Path(path)
     environment = os.environ if env is None else env
     doc = load_document(file, env=environment)
-    checker = _Checker(doc, file, environment, judge)
+    checker = _Checker(doc, file, environment, judge, instantiate)
     suite = checker.run()
-    if suite is None or checker.problems:
-        if not checker.problems:
-            checker.problems.append(Problem(None, "", "the suite could not be read"))
-        raise SuiteError(checker.problems)
+    problems = checker.root_problems()
+    if suite is None or problems:
+        if not problems:
+            problems.append(Problem(None, "", "the suite could not be read"))
+        raise SuiteError(problems)
     return suite
