@@ -237,6 +237,19 @@ def test_read_only_store_in_read_only_folder_is_readable(
     assert {p.name: _sha(p) for p in open_dir.iterdir()} == before
 
 
+def test_wal_without_shm_in_read_only_folder_says_why(open_dir: Path, restricted: list[str]) -> None:
+    """The one case SQLite cannot read: committed runs in a -wal file with no -shm file."""
+    store = open_dir / "runs.db"
+    _make_store(store, 3, "first")
+    subprocess.run(
+        [sys.executable, "-c", _LEAVE_WAL, str(store)], check=True, timeout=120, capture_output=True
+    )
+    Path(f"{store}-shm").unlink()
+    _read_only(*open_dir.iterdir(), open_dir)
+    proc = _cli("runs", "--store", str(store), cwd=open_dir, prefix=restricted)
+    _one_line_error(proc, str(store), "cannot read the run store", "-shm", "permission denied")
+
+
 def test_unwritable_places_give_one_line_errors(open_dir: Path, restricted: list[str]) -> None:
     data = _write_data(open_dir / "cases.jsonl", 6)
     store = open_dir / "runs.db"

@@ -307,10 +307,10 @@ class RunStore:
             wal = Path(f"{self.path}-wal")
             if wal.exists() and wal.stat().st_size > 0:
                 raise StoreAccessError(
-                    f"{self.path}: cannot read the run store "
-                    f"({_permission_problem(self.path, writing=True) or exc}; "
-                    f"its write-ahead log {wal.name} holds data that SQLite can only read with the "
-                    "-shm file beside it); open it once where the folder can be written"
+                    f"{self.path}: cannot read the run store ({exc}): its write-ahead log {wal.name} "
+                    f"holds data that SQLite reads only with a {self.path.name}-shm file, which is "
+                    f"missing or unusable and cannot be made in {self.path.parent} (permission denied "
+                    "or read-only); open the store once where its folder can be written"
                 ) from None
             self._conn.close()
             self._conn = sqlite3.connect(
