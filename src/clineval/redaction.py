@@ -8,7 +8,8 @@ One function, :func:`redact`, replaces with ``***``:
 * values registered with :func:`register_secret` (the key a judge was built with, read
   from whatever variable ``api_key_env`` names);
 * anything shaped like a credential: ``Bearer <token>``, OpenAI-style keys (``sk-...``),
-  32-hex-digit keys (Azure OpenAI), ``api-key: ...`` / ``api_key=...`` /
+  32-hex-digit keys (Azure OpenAI; in a text that mentions a key, auth, credentials or a
+  secret), ``api-key: ...`` / ``api_key=...`` /
   ``password=...`` settings, user:password in URLs, GitHub, Hugging Face, AWS, Google
   and Slack tokens, and JSON web tokens.
 
@@ -32,13 +33,15 @@ SECRET_NAME_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL
 MIN_SECRET_LENGTH = 8
 _HARMLESS = frozenset({"true", "false", "none", "null", "disabled", "enabled"})
 
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+# (pattern, replacement, lower-case texts one of which must occur in the lower-cased text
+# for the pattern to be tried: a cheap test that spares most texts the regular expression)
+_PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
     # user:password@ in a URL
-    (re.compile(r"(?<=://)[^/\s:@\"'\\]+:[^/\s@\"'\\]+(?=@)"), MASK),
+    (re.compile(r"(?<=://)[^/\s:@\"'\\]+:[^/\s@\"'\\]+(?=@)"), MASK, ("://",)),
     # Authorization: Bearer <token>
-    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=*-]{6,}"), r"\1 " + MASK),
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=*-]{6,}"), r"\1 " + MASK, ("bearer",)),
     # OpenAI-style keys: sk-..., sk-proj-..., sk-ant-...
-    (re.compile(r"\bsk-[A-Za-z0-9_*-]{6,}"), "sk-" + MASK),
+    (re.compile(r"\bsk-[A-Za-z0-9_*-]{6,}"), "sk-" + MASK, ("sk-",)),
     # api-key: VALUE, api_key=VALUE, "password": "VALUE", access_token=VALUE, ...
     (
         re.compile(
@@ -46,28 +49,41 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
             r"|password|passwd)([\"']?\s*[:=]\s*[\"']?)(?!\*\*\*|\$\{)([^\s\"',;&}\\]{4,})"
         ),
         r"\1\2" + MASK,
+        ("key", "token", "secret", "passw"),
     ),
     # GitHub, Hugging Face, AWS access key ids, Google API keys, Slack tokens
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), MASK),
-    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), MASK),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), MASK),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), MASK),
+    (
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+        MASK,
+        ("gh",),
+    ),
+    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), MASK, ("hf_",)),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK, ("akia", "asia")),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), MASK, ("aiza",)),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), MASK, ("xox",)),
     # JSON web tokens
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), MASK),
-    # Azure OpenAI keys and similar: 32 hexadecimal digits standing alone
-    (re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32}(?![0-9A-Za-z])"), MASK),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), MASK, ("eyj",)),
+    # Azure OpenAI keys and similar: 32 hexadecimal digits standing alone, in a text that
+    # speaks of a key or credentials (a bare hash such as a file's MD5 is left alone)
+    (
+        re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32}(?![0-9A-Za-z])"),
+        MASK,
+        ("key", "auth", "credential", "secret"),
+    ),
 )
+_HINTS = frozenset(hint for _, _, hints in _PATTERNS for hint in hints)
+_SECRET_NAME = re.compile("|".join(SECRET_NAME_WORDS), re.IGNORECASE)
 
 _registered: set[str] = set()
 _lock = threading.Lock()
-_cache: tuple[tuple[tuple[str, str], ...], frozenset[str], tuple[str, ...]] | None = None
+_cache: tuple[object, tuple[str, ...]] | None = None
+"""(what the values were computed from, the values): recomputed when the environment or
+the registered secrets change."""
 
 
 def is_secret_name(name: str) -> bool:
     """Whether an environment variable's name looks like it holds a secret."""
-    upper = name.upper()
-    return any(word in upper for word in SECRET_NAME_WORDS)
+    return _SECRET_NAME.search(name) is not None
 
 
 def register_secret(value: str | None) -> None:
@@ -77,26 +93,32 @@ def register_secret(value: str | None) -> None:
             _registered.add(value)
 
 
+def _environment_state() -> object:
+    """A cheap snapshot of ``os.environ`` that changes whenever a variable does."""
+    raw = getattr(os.environ, "_data", None)  # CPython: the undecoded dict, fast to copy
+    if isinstance(raw, dict):
+        return tuple(raw.items())
+    return tuple(os.environ.items())
+
+
 def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The values to mask, longest first: secret-looking environment variables and
     registered secrets, each also in its JSON-escaped spelling when that differs."""
     global _cache
-    source = os.environ if env is None else env
-    items = tuple(
-        sorted(
-            (name, value)
-            for name, value in source.items()
-            if is_secret_name(name)
-            and len(value) >= MIN_SECRET_LENGTH
-            and value.strip().lower() not in _HARMLESS
-        )
-    )
     with _lock:
         registered = frozenset(_registered)
         cached = _cache
-    if cached is not None and cached[0] == items and cached[1] == registered:
-        return cached[2]
-    values: set[str] = {value for _, value in items} | registered
+    state: object = None
+    if env is None:
+        state = (_environment_state(), registered)
+        if cached is not None and cached[0] == state:
+            return cached[1]
+    source = os.environ if env is None else env
+    values: set[str] = {
+        value
+        for name, value in source.items()
+        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH and value.strip().lower() not in _HARMLESS
+    } | registered
     for value in list(values):
         escaped = json.dumps(value, ensure_ascii=False)[1:-1]
         if escaped != value:
@@ -105,8 +127,9 @@ def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
         if ascii_escaped != value:
             values.add(ascii_escaped)
     ordered = tuple(sorted(values, key=len, reverse=True))
-    with _lock:
-        _cache = (items, registered, ordered)
+    if env is None:
+        with _lock:
+            _cache = (state, ordered)
     return ordered
 
 
@@ -117,8 +140,11 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     for value in secret_values(env):
         if value in text:
             text = text.replace(value, MASK)
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
+    lowered = text.lower()
+    present = {hint for hint in _HINTS if hint in lowered}
+    for pattern, replacement, hints in _PATTERNS:
+        if not hints or not present.isdisjoint(hints):
+            text = pattern.sub(replacement, text)
     return text
 
 
