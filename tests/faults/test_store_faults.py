@@ -303,6 +303,11 @@ def test_unwritable_places_give_one_line_errors(open_dir: Path, restricted: list
         prefix=restricted,
     )
     _one_line_error(proc, "j.xml", "permission denied")
+    # Other commands' output files: the reference facts of a run, generated radiology records.
+    facts = ("facts", run_id, "--metric", "token_f1", "-o", str(out_dir / "f.jsonl"), "--store", str(store))
+    _one_line_error(_cli(*facts, cwd=open_dir, prefix=restricted), "f.jsonl", "permission denied")
+    records = ("radbench", "generate", "-n", "2", "-o", str(out_dir / "r.jsonl"))
+    _one_line_error(_cli(*records, cwd=open_dir, prefix=restricted), "r.jsonl", "permission denied")
     assert sorted(p.name for p in out_dir.iterdir()) == []
 
 

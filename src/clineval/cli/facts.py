@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from clineval import api
-from clineval.cli.common import _require_store, friendly, out, store_option
+from clineval.cli.common import _require_store, cannot_write, friendly, out, store_option
 from clineval.errors import ConfigError
 from clineval.metrics.factuality import reference_facts_of_run, write_reference_facts
 
@@ -31,7 +31,10 @@ def facts_command(run_ref: str, metric_name: str, out_path: str, store_path: str
     rows = reference_facts_of_run(result.results, metric_name)
     if not rows:
         raise ConfigError(f"run {result.run_id}: {metric_name!r} scored no case, so there are no facts")
-    path = write_reference_facts(rows, out_path)
+    try:
+        path = write_reference_facts(rows, out_path)
+    except OSError as exc:
+        raise ConfigError(cannot_write("--out", out_path, exc)) from None
     n_facts = sum(len(r["gold_facts"]) for r in rows)
     out.print(
         f"Wrote {n_facts} reference fact(s) of {len(rows)} case(s) to {path}. "

@@ -11,7 +11,15 @@ import click
 from rich.table import Table
 
 from clineval import api
-from clineval.cli.common import _require_store, err, friendly, out, store_option, write_text_file
+from clineval.cli.common import (
+    _require_store,
+    cannot_write,
+    err,
+    friendly,
+    out,
+    store_option,
+    write_text_file,
+)
 from clineval.environments.radbench.vocab import CONDITIONS, TASKS
 from clineval.errors import ConfigError
 from clineval.results import render
@@ -72,7 +80,10 @@ def generate_command(n_records: int, seed: int, out_path: str) -> None:
 
     records = generate_records(n_records, seed=seed)
     qa = {r.id: questions_for(r, seed=episode_seed(seed, r.id, "questions")) for r in records}
-    save_records(Path(out_path), RecordBank(records=records, qa=qa))
+    try:
+        save_records(Path(out_path), RecordBank(records=records, qa=qa))
+    except OSError as exc:
+        raise ConfigError(cannot_write("--out", out_path, exc)) from None
     pairs = len({(r.anatomy, r.modality) for r in records})
     err.print(
         f"wrote {out_path}: {len(records)} records over {pairs} anatomy-modality pairs, 11 questions each"
