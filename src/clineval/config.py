@@ -148,7 +148,7 @@ def load_run_config(path: str | Path) -> RunConfig:
     problems = []
     for index, spec in enumerate(config.metrics):
         for setting, message in check_metric(spec, base_dir=config.folder):
-            exact = ("metrics", index, "args", setting)  # when the settings are written as a mapping
+            exact: tuple[str | int, ...] = ("metrics", index, "args", str(setting))  # settings as a mapping
             problems.append(doc.problem(exact if exact in doc.locations else ("metrics", index), message))
     if problems:
         raise SuiteError(problems)

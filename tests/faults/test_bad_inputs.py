@@ -72,7 +72,8 @@ def test_csv_two_stray_quotes_that_balance_are_still_found(tmp_path: Path) -> No
 def test_csv_legitimate_multi_line_quoted_cells_still_load(tmp_path: Path) -> None:
     text = (
         "id,input,reference\n"
-        '1,"Summarise the note:\nPatient is stable, afebrile, eating well.\nPlan: discharge","Stable; discharge."\n'
+        '1,"Summarise the note:\nPatient is stable, afebrile, eating well.\nPlan: discharge",'
+        '"Stable; discharge."\n'
         '2,"Two paragraphs.\n\nSecond, with ""quotes"", and commas, here.",ok\n'
         "3,plain,row\n"
     )
@@ -152,7 +153,9 @@ def test_nested_json_just_under_the_limit_loads(tmp_path: Path) -> None:
     for _ in range(60):
         value = {"k": value}
     path = tmp_path / "ok.jsonl"
-    path.write_text(json.dumps({"id": "1", "input": "q", "metadata": {"deep": value}}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"id": "1", "input": "q", "metadata": {"deep": value}}) + "\n", encoding="utf-8"
+    )
     assert load_dataset(path).cases[0].metadata["deep"]["k"]["k"]
 
 
@@ -170,7 +173,16 @@ def test_encoding_on_the_command_line_and_in_a_run_file(tmp_path: Path) -> None:
     assert "excel.csv:2:6: not valid UTF-8 (byte 0xe9); pass --encoding cp1252" in bad.stderr
     assert "Traceback" not in bad.stderr
     good = _cli(
-        "run", "--data", "excel.csv", "--encoding", "cp1252", "-m", "exact_match", "-q", "--store", "s.db",
+        "run",
+        "--data",
+        "excel.csv",
+        "--encoding",
+        "cp1252",
+        "-m",
+        "exact_match",
+        "-q",
+        "--store",
+        "s.db",
         cwd=tmp_path,
     )
     assert good.returncode == 0, good.stderr

@@ -28,7 +28,11 @@ DATA = '{"id": "1", "input": "q", "response": "a b", "reference": "a b"}\n'
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "clineval.cli.main", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -68,12 +72,18 @@ def test_every_bad_metric_setting_is_reported_with_its_line(tmp_path: Path) -> N
         load_run_config(path)
     message = str(info.value)
     assert "5 problems" in message
-    assert f"{path}:3: metrics[0]: metric 'rubric', setting 'criteria': expected a string or a mapping" in message
-    assert "got 5" in message
-    assert f"{path}:4: metrics[1]: metric 'bleu', setting 'smooth_method': expected a string, got [1, 2]" in message
     assert (
-        f"{path}:5: metrics[2]: metric 'tbfact', setting 'use_gold_facts': expected true or false, got 'maybe'"
+        f"{path}:3: metrics[0]: metric 'rubric', setting 'criteria': expected a string or a mapping"
         in message
+    )
+    assert "got 5" in message
+    assert (
+        f"{path}:4: metrics[1]: metric 'bleu', setting 'smooth_method': expected a string, got [1, 2]"
+        in message
+    )
+    assert (
+        f"{path}:5: metrics[2]: metric 'tbfact', setting 'use_gold_facts': "
+        "expected true or false, got 'maybe'" in message
     )
     assert f"{path}:8: metrics[3].args.use_stemmer: metric 'rouge', setting 'use_stemmer'" in message
     assert f"{path}:9: metrics[3].args.colour: metric 'rouge': unknown setting 'colour'" in message
@@ -86,8 +96,17 @@ def test_bad_settings_in_python_and_on_the_command_line(tmp_path: Path) -> None:
         build_metric("rubric(criteria=5)")
     (tmp_path / "cases.jsonl").write_text(DATA, encoding="utf-8")
     proc = _cli(
-        "run", "--data", "cases.jsonl", "-m", "rubric(criteria=5)", "-m", "bleu(smooth_method=[1,2])",
-        "-q", "--store", "s.db", cwd=tmp_path,
+        "run",
+        "--data",
+        "cases.jsonl",
+        "-m",
+        "rubric(criteria=5)",
+        "-m",
+        "bleu(smooth_method=[1,2])",
+        "-q",
+        "--store",
+        "s.db",
+        cwd=tmp_path,
     )
     assert proc.returncode == 2
     assert "'criteria'" in proc.stderr and "'smooth_method'" in proc.stderr
@@ -138,7 +157,9 @@ def _problems(path: Path) -> list[str]:
         ("threshold: 90", "threshold: ${FUZZY_THRESHOLD}", "prior_auth.evaluators[3].args.threshold"),
     ],
 )
-def test_an_unset_variable_is_the_only_problem_reported(tmp_path: Path, old: str, new: str, field: str) -> None:
+def test_an_unset_variable_is_the_only_problem_reported(
+    tmp_path: Path, old: str, new: str, field: str
+) -> None:
     problems = _problems(_suite(tmp_path, old, new))
     assert len(problems) == 1, problems
     assert f"{field}: environment variable" in problems[0] and "is not set" in problems[0]
@@ -176,7 +197,11 @@ def test_unsafe_tags_on_lists_and_mappings_are_rejected(tmp_path: Path, value: s
 
 
 def test_unsafe_tag_on_a_suite_mapping_is_rejected(tmp_path: Path) -> None:
-    path = _suite(tmp_path, "      args:\n        threshold: 90", "      args: !!python/object:x.Y\n        threshold: 90")
+    path = _suite(
+        tmp_path,
+        "      args:\n        threshold: 90",
+        "      args: !!python/object:x.Y\n        threshold: 90",
+    )
     problems = _problems(path)
     assert any("unsupported YAML tag '!!python/object:x.Y'" in p for p in problems), problems
 
@@ -265,12 +290,15 @@ def test_validate_run_file_does_not_create_user_metric_objects(tmp_path: Path) -
         "        return 1.0\n",
         encoding="utf-8",
     )
-    _run_file(tmp_path, "data: cases.jsonl\nmetrics:\n  - mine.py:Mine(level=2)\n  - mine.py:Mine(level=high)\n")
+    _run_file(
+        tmp_path, "data: cases.jsonl\nmetrics:\n  - mine.py:Mine(level=2)\n  - mine.py:Mine(level=high)\n"
+    )
     proc = _cli("validate", "run.yaml", cwd=tmp_path)
     assert not marker.exists()
     assert proc.returncode == 2
-    assert "run.yaml:4: metrics[1]: metric 'mine.py:Mine', setting 'level': expected an integer, got 'high'" in (
-        proc.stderr
+    assert (
+        "run.yaml:4: metrics[1]: metric 'mine.py:Mine', setting 'level': expected an integer, got 'high'"
+        in (proc.stderr)
     )
 
 

@@ -283,7 +283,7 @@ def _annotation(param: inspect.Parameter, namespace: dict[str, Any]) -> Any:
         return Any
     if isinstance(annotation, str):
         try:
-            annotation = eval(annotation, {**vars(typing), **namespace})  # noqa: S307 - the code's own annotation
+            annotation = eval(annotation, {**vars(typing), **namespace})  # the code's own annotation
         except Exception:
             return Any
     try:
@@ -299,7 +299,7 @@ def _settings_model(factory: Any) -> Any:
         return _SETTINGS_MODELS[factory]
     except (KeyError, TypeError):
         pass
-    model: Any = _NO_MODEL
+    result: Any = _NO_MODEL
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):
@@ -312,20 +312,24 @@ def _settings_model(factory: Any) -> Any:
         for name, param in signature.parameters.items():
             if param.kind is inspect.Parameter.VAR_KEYWORD:
                 extra = "allow"
-            elif param.kind is not inspect.Parameter.VAR_POSITIONAL and not name.startswith("_"):
+            elif param.kind is inspect.Parameter.VAR_POSITIONAL:
+                continue
+            elif name.startswith(("_", "model_")):
+                extra = "allow"  # names pydantic keeps for itself: not checked
+            else:
                 default = ... if param.default is inspect.Parameter.empty else param.default
                 fields[name] = (_annotation(param, namespace), default)
         try:
-            model = create_model(  # type: ignore[call-overload]
+            result = cast(Any, create_model)(
                 f"{getattr(factory, '__name__', 'metric')}_settings",
-                __config__=ConfigDict(extra=extra, arbitrary_types_allowed=True, protected_namespaces=()),
+                __config__=ConfigDict(extra=extra, arbitrary_types_allowed=True),
                 **fields,
             )
         except Exception:
-            model = _NO_MODEL
+            result = _NO_MODEL
     with contextlib.suppress(TypeError):
-        _SETTINGS_MODELS[factory] = model
-    return model
+        _SETTINGS_MODELS[factory] = result
+    return result
 
 
 def describe_type(tp: Any, plural: bool = False) -> str:
@@ -361,11 +365,11 @@ def describe_type(tp: Any, plural: bool = False) -> str:
         inner = "" if item is Any else f" of {describe_type(item, True)}"
         return ("lists" if plural else "a list") + inner
     if tp in (dict, collections.abc.Mapping) or origin in (dict, collections.abc.Mapping):
-        key, value = (args + (Any, Any))[:2] if args else (Any, Any)
+        key, value = (*args, Any, Any)[:2]
         if value is Any:
             inner = ""
         elif key in (Any, str):
-            inner = f" of strings to {describe_type(value, True)}" if key is str else f" to {describe_type(value, True)}"
+            inner = (" of strings" if key is str else "") + f" to {describe_type(value, True)}"
         else:
             inner = f" of {describe_type(key, True)} to {describe_type(value, True)}"
         return ("mappings" if plural else "a mapping") + inner
@@ -463,7 +467,7 @@ def check_metric(spec: MetricSpec, *, base_dir: Path | None = None) -> list[tupl
     label = f"metric {spec.name!r}"
     if inspect.isclass(obj):
         found = settings_problems(obj, dict(spec.args), label)
-        if not found and not (hasattr(obj, "score") or callable(getattr(obj, "__call__", None))):
+        if not found and not (hasattr(obj, "score") or "__call__" in dir(obj)):
             found = [(None, f"{label}: {obj.__name__} has no score() and is not callable")]
         return found
     if isinstance(obj, Metric):

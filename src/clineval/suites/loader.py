@@ -27,8 +27,8 @@ from pydantic import ValidationError
 
 from clineval.errors import ConfigError
 from clineval.importing import import_object
-from clineval.metrics.registry import MetricSpec, check_metric
 from clineval.judges.config import JudgeConfig, default_judge_config
+from clineval.metrics.registry import MetricSpec, check_metric
 from clineval.suites.binding import BoundEvaluator, import_target
 from clineval.suites.paths import parse_path
 from clineval.suites.pipeline import PipelineEvaluator, SuiteCase

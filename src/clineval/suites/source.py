@@ -391,9 +391,9 @@ class _Reader:
                 data[key], raw[key] = value, value_raw
             return data, raw
         items = [
-                self._node(child, (*path, i), name, folder, locations, stack)
-                for i, child in enumerate(node.value)
-            ]
+            self._node(child, (*path, i), name, folder, locations, stack)
+            for i, child in enumerate(node.value)
+        ]
         return [d for d, _ in items], [r for _, r in items]
 
     def _scalar(self, node: yaml.ScalarNode, path: PathKey, here: Location) -> Any:
