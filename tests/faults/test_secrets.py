@@ -319,3 +319,20 @@ def test_secret_looking_variables_are_masked_and_stay_valid_json() -> None:
         assert json.loads(redact_json(document)) == {"error": "refused ***", "n": 1}
     finally:
         del os.environ["CLINEVAL_TEST_SECRET_TOKEN"]
+
+
+def test_a_401_after_no_key_was_sent_says_so(llm_server: ScriptedServer, tmp_path: Path) -> None:
+    """OPENAI_API_KEY is withheld from a custom endpoint; when that endpoint answers 401, the
+    message says no key was sent and how to send one (here the endpoint is local, so the
+    key is left unset instead)."""
+    llm_server.set_script({"default": {"status": 401, "error_message": "missing credentials"}})
+    (tmp_path / "cases.jsonl").write_text(
+        json.dumps({"id": "c1", "input": "q", "response": "r", "reference": "x"}) + "\n", encoding="utf-8"
+    )
+    proc = _cli(
+        "run", "-d", "cases.jsonl", "-m", "rubric", "--judge", f"openai:m@{llm_server.base_url}",
+        "--store", "runs.db", "--no-cache", "-q", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "(HTTP 401: missing credentials); no API key was sent" in proc.stderr
+    assert "api_key_env" in proc.stderr and "Traceback" not in proc.stderr

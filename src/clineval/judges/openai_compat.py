@@ -330,8 +330,14 @@ class OpenAIBackend:
             return dataclasses.replace(completion, attempts=sent)
         except EndpointError as exc:
             if exc.status_code in (401, 403):
+                hint = "check the API key"
+                if "authorization" not in self._headers and "api-key" not in self._headers:
+                    hint = (
+                        "no API key was sent: set the key's variable, and for an endpoint other than "
+                        "api.openai.com or a local host name it with api_key_env in the judge settings"
+                    )
                 raise JudgeConfigurationError(
-                    f"the judge endpoint refused the credentials ({_describe(exc)}); check the API key"
+                    f"the judge endpoint refused the credentials ({_describe(exc)}); {hint}"
                 ) from None
             if exc.status_code == 404:
                 raise JudgeConfigurationError(
