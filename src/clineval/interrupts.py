@@ -132,13 +132,16 @@ def run_main(coro: Coroutine[Any, Any, R]) -> R:
         with _cancel_on_signal(loop, task) as seen:
             try:
                 try:
-                    return loop.run_until_complete(task)
+                    result = loop.run_until_complete(task)
                 except asyncio.CancelledError:
                     if seen:  # cancelled by the signal before the runner could say more
                         raise KeyboardInterrupt from None
                     raise
             finally:
                 runner.close()  # cancels what is left, still under the handler above
+            if seen:  # the signal came as the work ended (it is all saved): still, stop
+                raise KeyboardInterrupt
+            return result
 
 
 def finish(code: Any) -> NoReturn:
