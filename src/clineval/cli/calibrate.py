@@ -227,7 +227,7 @@ def _run(
 def _usage_line(run_id: str, store_path: str) -> str | None:
     from clineval.store.sqlite import RunStore
 
-    with RunStore(store_path) as store:
+    with RunStore(store_path, readonly=True) as store:
         usage = store.get_run(run_id).usage
     if not (usage.calls or usage.cached):
         return None
