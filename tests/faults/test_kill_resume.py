@@ -366,11 +366,14 @@ def test_kills_during_resume_retry_errors(
 KILL_AT_JUDGE_BUILD = """
 import os, signal, sys
 import clineval.api as api
+import clineval.judges.config as judges_config
 
 def build_judge(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
-api.build_judge = build_judge
+judges_config.build_judge = build_judge
+if hasattr(api, "build_judge"):
+    api.build_judge = build_judge
 from clineval.cli.main import cli
 cli(sys.argv[1:], prog_name="clineval")
 """
@@ -559,6 +562,38 @@ def test_lock_heartbeat_keeps_a_long_run_locked(tmp_path: Path) -> None:
     assert first is not None and later is not None and later.heartbeat_at > first.heartbeat_at
     lease.release()
     store.close()
+
+
+def test_a_suite_run_takes_the_lock_and_counts_its_results(tmp_path: Path) -> None:
+    """Suite runs resume through their own path: the lock and the expected count hold there too."""
+    from clineval import evaluate
+    from clineval.errors import RunLockedError
+    from clineval.store.sqlite import RunStore
+    from clineval.suites.runner import run_suite
+
+    suite_file = tmp_path / "suite.yaml"
+    suite_file.write_text(
+        "s:\n  description: d\n  pipeline:\n    class: tests.suites.standins:Recording\n"
+        "  evaluators: [{name: E, class: clineval.suites.evaluators:ExactMatch}]\n  cases: [s.1, s.2]\n"
+        "s.1:\n  metrics: [E]\n  evaluations: [{query: answer, ground_truth: 'yes'}]\n"
+        "s.2:\n  metrics: [E]\n  evaluations: [{query: answer, ground_truth: 'no'}]\n",
+        encoding="utf-8",
+    )
+    db = tmp_path / "runs.db"
+    run_id = run_suite(suite_file, store=db, progress=False).result.run_id
+    with RunStore(db) as store:
+        done = store.completeness(run_id)
+        assert done.complete and done.expected == done.present > 0
+        lease = store.acquire_lease(run_id)  # this (live) process runs it now
+        try:
+            with pytest.raises(RunLockedError, match=f"run {run_id} is being run by pid {os.getpid()}"):
+                evaluate(resume=run_id, store=db, retry_errors=True, progress=False)
+            busy = store.completeness(run_id)
+            assert not busy.complete and busy.holder is not None and busy.present == done.present
+        finally:
+            lease.release()
+    resumed = evaluate(resume=run_id, store=db, retry_errors=True, progress=False)
+    assert resumed.run.status == "completed" and len(resumed.results) == done.present
 
 
 # --------------------------------------------------------------------------- long variant
