@@ -659,13 +659,6 @@ class RunStore:
                 raise
         return RunLease(self, run_id, token)
 
-    def check_lease(self, run_id: str) -> None:
-        """Raise :class:`RunLockedError` now if a live process holds the run's lock (a quick
-        check before a resume builds its judge and agent; :meth:`acquire_lease` decides)."""
-        holder = self.lease_holder(run_id)
-        if holder is not None:
-            raise RunLockedError(holder.refusal(self.lease_stale_s, time.time()))
-
     def lease_holder(self, run_id: str) -> LeaseInfo | None:
         """The live process holding the run's lock, or ``None`` (no lock, or a stale one)."""
         with self._lock:
