@@ -243,7 +243,12 @@ def _compile_action(spec: Mapping[str, Any], where: str, allowed: frozenset[str]
     if kind in ("malformed_body", "truncated_body", "reset"):
         if spec[kind] is not True:
             raise ScriptError(f"{where}.{kind} must be true")
-        return _Action(delay_s=delay_s, **{kind: True})
+        return _Action(
+            malformed_body=kind == "malformed_body",
+            truncated_body=kind == "truncated_body",
+            reset=kind == "reset",
+            delay_s=delay_s,
+        )
     status = spec["status"]
     if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
         raise ScriptError(f"{where}.status must be an HTTP error status (400-599), not {status!r}")
@@ -377,7 +382,7 @@ class _ServerState:
 async def _cut(request: Request, data: bytes) -> Response:
     """Write ``data`` straight to the connection and close it: a reset (no ``data``) or a body
     cut short. Uses uvicorn's transport (its ``receive`` is a method of the request cycle)."""
-    cycle = getattr(request.receive, "__self__", None)
+    cycle: Any = getattr(request.receive, "__self__", None)
     transport = getattr(cycle, "transport", None)
     if transport is None or not hasattr(cycle, "disconnected"):
         return _error(500, "truncated_body and reset need the uvicorn server")
