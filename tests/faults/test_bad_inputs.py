@@ -85,6 +85,19 @@ def test_csv_legitimate_multi_line_quoted_cells_still_load(tmp_path: Path) -> No
     assert cases[1].input == 'Two paragraphs.\n\nSecond, with "quotes", and commas, here.'
 
 
+def test_csv_multi_line_cells_with_comma_rich_lines_are_not_mistaken_for_rows(tmp_path: Path) -> None:
+    text = (
+        "id,input,reference\n"
+        '1,"Vitals:\nafebrile,stable,eating well\nT,HR,BP\n10mg,daily,oral",ok\n'
+        "2,plain,row\n"
+    )
+    path = tmp_path / "notes.csv"
+    path.write_text(text, encoding="utf-8")
+    cases = load_dataset(path).cases
+    assert [c.id for c in cases] == ["1", "2"]
+    assert cases[0].input.endswith("10mg,daily,oral")
+
+
 def test_csv_stray_quote_on_the_command_line_exits_2_without_losing_rows(tmp_path: Path) -> None:
     rows = _rows()
     rows[3] = '3,"question 3,answer 3'

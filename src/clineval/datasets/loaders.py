@@ -31,6 +31,7 @@ import hashlib
 import io
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -290,7 +291,7 @@ def _read_csv(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
     duplicated = {c for c in fieldnames if fieldnames.count(c) > 1}
     if duplicated:
         raise DatasetError(f"{path}: duplicated column name(s): {', '.join(sorted(duplicated))}")
-    rows: list[tuple[int, Any]] = []
+    records: list[tuple[int, int, dict[str, Any]]] = []
     end = reader.line_num
     while True:
         start = _first_nonblank(lines, end)
@@ -303,10 +304,13 @@ def _read_csv(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
         end = reader.line_num
         if None in record:
             raise DatasetError(f"{path}:{end}: more cells than columns")
-        if end > start and _swallowed_rows(record, len(fieldnames)):
+        records.append((start, end, record))
+    # What the first cells (ids, usually) of one-line rows look like, digits aside.
+    shapes = {_id_shape(r[fieldnames[0]]) for s, e, r in records if s == e and r.get(fieldnames[0])}
+    for start, end, record in records:
+        if end > start and _swallowed_rows(record, len(fieldnames), shapes):
             raise DatasetError(_unmatched_quote(path, start, end, lines, None))
-        rows.append((end, {k: (v if v != "" else None) for k, v in record.items()}))
-    return rows
+    return [(end, {k: (v if v != "" else None) for k, v in record.items()}) for _, end, record in records]
 
 
 def _first_nonblank(lines: list[str], after: int) -> int:
@@ -317,16 +321,29 @@ def _first_nonblank(lines: list[str], after: int) -> int:
     return number
 
 
-def _swallowed_rows(record: Mapping[str | Any, Any], width: int) -> bool:
+def _id_shape(text: str) -> str:
+    """``case-017`` as ``case-0``: the shape of an id, whatever its number."""
+    return re.sub(r"\d+", "0", text.strip())
+
+
+def _swallowed_rows(record: Mapping[str | Any, Any], width: int, shapes: set[str]) -> bool:
     """Whether a record spread over several lines looks like rows swallowed by a stray quote:
-    one of its cells holds a line that is itself a whole row of the file (as many cells as
-    the header, the first one a single word such as an id)."""
+    one of its cells holds a line that is itself a whole row of the file, i.e. as many
+    cells as the header, the first one an id with a number in it, shaped like the first
+    cells of the file's one-line rows (so prose with commas in a note is not mistaken)."""
+    if width < 2:
+        return False
     for value in record.values():
         if not isinstance(value, str) or "\n" not in value:
             continue
         for line in value.splitlines()[1:]:
             cells = next(csv.reader([line]), [])
-            if width > 1 and len(cells) == width and cells[0].strip() and " " not in cells[0].strip():
+            first = cells[0].strip() if cells else ""
+            if (
+                len(cells) == width
+                and re.fullmatch(r"[\w.:/-]*\d[\w.:/-]*", first)
+                and (not shapes or _id_shape(first) in shapes)
+            ):
                 return True
     return False
 
