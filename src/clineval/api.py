@@ -519,7 +519,10 @@ async def arescore(
     if source.config.get("kind") == "suite":  # a suite run: paths are relative to the suite file
         source_base = str(Path(str(source.config.get("suite_file", "."))).parent)
     else:
-        source_base = RunConfig.model_validate(source.config).base_dir
+        try:  # the folder as the run used it (its ${NAME} references read again)
+            source_base = RunConfig.from_stored(source.config, source.id).base_dir
+        except ConfigError:
+            source_base = RunConfig.model_validate(source.config).base_dir
     cases = run_store.merged_cases(source.id)
     judge_config, judge_obj = _judge_from(judge)
     config = RunConfig(
