@@ -434,7 +434,10 @@ def test_completed_run_with_missing_results_is_refused_by_gates_and_flagged(
 
     compared = clineval("compare", base, run_id, "--store", str(db), cwd=workspace)
     assert compared.returncode == 0, compared.stderr
-    assert "30 of 40 cases scored" in compared.stderr
+    assert "warning: run " in compared.stdout and "30 of 40 cases scored" in compared.stdout
+    as_json = clineval("compare", base, run_id, "--store", str(db), "--json", "-", cwd=workspace)
+    assert any("30 of 40 cases scored" in w for w in json.loads(as_json.stdout)["warnings"])
+    assert "30 of 40 cases scored" in as_json.stderr
     refused = clineval("compare", base, run_id, "--store", str(db), "--fail-on-regression", cwd=workspace)
     _no_traceback(refused)
     assert refused.returncode == 2 and "gates need a completed run" in refused.stderr

@@ -10,8 +10,8 @@ import sys
 
 import click
 
-from clineval.cli.common import _require_store, friendly, out, store_option, write_text_file
-from clineval.cli.gating import GATE_FAILED, incomplete_message, run_completeness, warn_if_incomplete
+from clineval.cli.common import _require_store, err, friendly, out, store_option, write_text_file
+from clineval.cli.gating import GATE_FAILED, incomplete_message, incomplete_warning, run_completeness
 from clineval.errors import IncompleteRunError
 
 
@@ -75,10 +75,12 @@ def compare_command(
         metrics=[m.strip() for part in metrics for m in part.split(",") if m.strip()] or None,
         include_sub_scores=sub_scores,
     )
-    for run in (baseline, candidate):  # flagged loudly, on standard error and in the JSON
-        flagged = warn_if_incomplete(store_path, run.run_id)
+    for run in (baseline, candidate):  # flagged loudly: with the comparison's warnings, in the JSON too
+        flagged = incomplete_warning(store_path, run.run_id)
         if flagged is not None:
             comparison.warnings.append(flagged)
+            if json_path == "-":  # standard output holds only the JSON: say it on standard error
+                err.print(f"warning: {flagged}", highlight=False, soft_wrap=True)
     text = comparison.model_dump_json(indent=2)
     if json_path == "-":
         click.echo(text)

@@ -294,14 +294,22 @@ def incomplete_message(completeness: RunCompleteness, store: str | Path) -> str:
     return f"{completeness.describe()}; gates need a completed run; {_next_step(completeness, store)}"
 
 
-def warn_if_incomplete(store: str | Path | None, run_id: str, console: Console | None = None) -> str | None:
-    """Print a loud warning on standard error when the run is not complete; return its text."""
+def incomplete_warning(store: str | Path | None, run_id: str) -> str | None:
+    """The warning for a run that is not complete (``None`` for a complete one)."""
     completeness = run_completeness(store, run_id)
     if completeness is None or completeness.complete:
         return None
-    text = (
+    return (
         f"{completeness.describe()}; the figures cover only the results it has; "
         f"{_next_step(completeness, store or '')}"
     )
-    (console or err).print(Text.assemble(("warning: ", "bold yellow"), text), highlight=False, soft_wrap=True)
+
+
+def warn_if_incomplete(store: str | Path | None, run_id: str, console: Console | None = None) -> str | None:
+    """Print a loud warning on standard error when the run is not complete; return its text."""
+    text = incomplete_warning(store, run_id)
+    if text is not None:
+        (console or err).print(
+            Text.assemble(("warning: ", "bold yellow"), text), highlight=False, soft_wrap=True
+        )
     return text
