@@ -26,13 +26,23 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "prior_auth"
 DATA = '{"id": "1", "input": "q", "response": "a b", "reference": "a b"}\n'
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _limit_memory() -> None:
+    """At most 3 GB of address space for a child process: a YAML bomb that got through
+    fails fast instead of taking the machine's memory."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 * 1024**3, 3 * 1024**3))
+
+
+def _cli(*args: str, cwd: Path, limit_memory: bool = False) -> subprocess.CompletedProcess[str]:
+    limit = limit_memory and sys.platform != "win32"
     return subprocess.run(
         [sys.executable, "-m", "clineval.cli.main", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
+        preexec_fn=_limit_memory if limit else None,
     )
 
 
@@ -207,8 +217,10 @@ def test_unsafe_tag_on_a_suite_mapping_is_rejected(tmp_path: Path) -> None:
 
 
 def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:
+    # five levels: just past the limit, yet small enough not to exhaust memory where the
+    # limit is missing (the command-line test below has the full bomb)
     lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    for i in range(1, 10):
+    for i in range(1, 5):
         refs = ", ".join([f"*a{i - 1}"] * 10)
         lines.append(f"a{i}: &a{i} [{refs}]")
     path = _run_file(tmp_path, "\n".join(lines) + "\ndata: cases.jsonl\nmetrics: [token_f1]\n")
@@ -232,7 +244,7 @@ def test_yaml_faults_on_the_command_line_have_no_traceback(tmp_path: Path) -> No
     for i in range(1, 10):
         lines.append(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]")
     _run_file(tmp_path, "\n".join(lines) + "\n")
-    proc = _cli("validate", "run.yaml", cwd=tmp_path)
+    proc = _cli("validate", "run.yaml", cwd=tmp_path, limit_memory=True)
     assert proc.returncode == 2
     assert "aliases" in proc.stderr
     assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
