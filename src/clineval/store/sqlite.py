@@ -923,6 +923,8 @@ class RunLease:
                 if not self.store._beat(self.run_id, self.token):
                     self.lost = True
                     return
+            except sqlite3.ProgrammingError:
+                return  # the store was closed
             except (StoreError, sqlite3.Error):
                 continue  # a busy or full store: the next beat tries again
 
