@@ -29,7 +29,7 @@ from clineval.interrupts import run_main
 from clineval.judges.base import Judge
 from clineval.judges.config import JudgeConfig, build_judge, default_judge_config
 from clineval.metrics.base import Metric, higher_is_better
-from clineval.metrics.registry import MetricSpec, build_metric, resolve_metric, resolve_metrics
+from clineval.metrics.registry import MetricSpec, build_metric, resolve_metrics
 from clineval.model import Case, DatasetInfo, RunRecord
 from clineval.results.result import EvalResult
 from clineval.runner.agent import AgentCaller, AgentFn
