@@ -432,6 +432,11 @@ def test_completed_run_with_missing_results_is_refused_by_gates_and_flagged(
     assert baseline.returncode == 2 and "gates need a completed run" in baseline.stderr
     assert len(_runs(db)) == 2  # refused before anything ran
 
+    with sqlite3.connect(db) as conn:  # as a store written by a clineval that did not count
+        conn.execute("DELETE FROM expected_results WHERE run_id = ?", (run_id,))
+    older = clineval("show", run_id, "--store", str(db), "--fail-over", "latency=100", cwd=workspace)
+    assert older.returncode == 2 and "30 of 40 cases scored" in older.stderr, older.stderr
+
     compared = clineval("compare", base, run_id, "--store", str(db), cwd=workspace)
     assert compared.returncode == 0, compared.stderr
     assert "warning: run " in compared.stdout and "30 of 40 cases scored" in compared.stdout

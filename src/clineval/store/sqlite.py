@@ -758,6 +758,10 @@ class RunStore:
             ).fetchone()
             n_cases = int(row_cases[0])
             expected: dict[str, int] | None = json.loads(row[0]) if row else None
+            if expected is None and record.config.get("kind") != "suite" and "calibration" not in record.tags:
+                # Stored by a clineval that did not record it: every metric scores every case,
+                # except in suites and calibration runs (judged by their status only).
+                expected = dict.fromkeys(record.metrics, n_cases)
             complete_cases: int | None = None
             if expected is not None and expected and all(n == n_cases for n in expected.values()):
                 names = list(expected)
