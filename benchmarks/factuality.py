@@ -191,7 +191,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  note pairs per second       {offline['pairs_per_s']:.2f}")
     print(
         f"  seconds per pair            median {offline['median_s']:.2f}, p90 {offline['p90_s']:.2f}, "
-        f"max {offline['max_s']:.2f} (target: median < 1 s: {'met' if offline['median_s'] < 1 else 'NOT met'})"
+        f"max {offline['max_s']:.2f} "
+        f"(target: median < 1 s: {'met' if offline['median_s'] < 1 else 'NOT met'})"
     )
     print(f"  peer: ROUGE-L (rouge-score) {peer['pairs_per_s']:.1f} pairs/s on the same pairs")
     print()

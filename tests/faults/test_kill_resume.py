@@ -237,6 +237,13 @@ def check_after_kill(folder: Path, db: Path, run_id: str, how: str) -> None:
         assert f"clineval run --resume {run_id}" in shown.stderr, shown.stderr
     else:
         assert shown.returncode == 0, (how, shown.stderr)
+    listed = clineval("runs", "--store", str(db), cwd=folder)
+    _no_traceback(listed)
+    if status == "running":  # killed: its process is gone, so the list says it stopped
+        assert "stopped" in listed.stdout and f"clineval run --resume {run_id}" in listed.stdout, (
+            listed.stdout
+        )
+        assert "│ running" not in listed.stdout, listed.stdout
 
 
 def check_final(db: Path, run_id: str, reference: dict[str, tuple[Any, ...]]) -> None:

@@ -461,6 +461,7 @@ def score(
 def runs(limit: int, tags: tuple[str, ...], name: str | None, store_path: str) -> None:
     """List stored runs, newest first."""
     from clineval.results import render
+    from clineval.store import DEFAULT_STORE as default_store
     from clineval.store.sqlite import RunStore
 
     wanted = _pairs(tags, "--tag")
@@ -469,11 +470,22 @@ def runs(limit: int, tags: tuple[str, ...], name: str | None, store_path: str) -
         return
     with RunStore(store_path, readonly=True) as store:
         records = store.list_runs(None if wanted or name else limit)
-    records = [r for r in records if _run_matches(r, wanted, name)][:limit]
+        records = [r for r in records if _run_matches(r, wanted, name)][:limit]
+        # A run marked running whose process is gone (killed, machine shut down) is stopped.
+        stopped = {r.id for r in records if r.status == "running" and store.lease_holder(r.id) is None}
     if not records:
         out.print("No run matches the filters." if wanted or name else "No runs yet.")
         return
-    out.print(render.runs_table(records))
+    out.print(render.runs_table(records, stopped=stopped))
+    if stopped:
+        where = "" if store_path == default_store else f" --store {store_path}"
+        first = next(r.id for r in records if r.id in stopped)
+        out.print(
+            f"stopped: its process ended before the run finished (killed?); what it finished is "
+            f"saved. Continue with: clineval run --resume {first}{where}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _run_matches(run: RunRecord, tags: dict[str, str], name: str | None) -> bool:

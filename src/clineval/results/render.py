@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 from rich.console import Console, RenderableType
 from rich.markup import escape
@@ -184,7 +184,8 @@ def _ordered_tags(tags: dict[str, str]) -> list[tuple[str, str]]:
     return first + [(k, v) for k, v in tags.items() if k not in LEADING_TAGS]
 
 
-def runs_table(runs: Sequence[RunRecord]) -> Table:
+def runs_table(runs: Sequence[RunRecord], stopped: Set[str] = frozenset()) -> Table:
+    """The runs, a row each; ids in ``stopped`` are runs marked running whose process is gone."""
     table = Table(header_style="bold")
     for name in ("run", "created", "status", "name", "tags", "cases", "metrics", "judge", "commit"):
         table.add_column(name, no_wrap=name in ("run", "created", "status", "commit"))
@@ -192,6 +193,8 @@ def runs_table(runs: Sequence[RunRecord]) -> Table:
         tags = ", ".join(f"{k}={v}" for k, v in _ordered_tags(run.tags))
         commit = (run.git.commit[:7] + ("*" if run.git.dirty else "")) if run.git else "–"
         status = {"completed": "[green]completed[/]", "failed": "[red]failed[/]"}.get(run.status, run.status)
+        if run.id in stopped:
+            status = "[yellow]stopped[/]"
         metrics = ", ".join(run.metrics)
         if len(metrics) > 48:
             metrics = metrics[:47] + "…"
