@@ -561,6 +561,10 @@ def load_run(run_ref: str, *, store: str | Path | RunStore = DEFAULT_STORE) -> E
     run_store = store if isinstance(store, RunStore) else RunStore(store, readonly=True)
     try:
         record = run_store.get_run(run_ref)
+        from clineval.redaction import redact_json
+
+        # What is shown, exported or compared is masked, also for runs stored before masking.
+        record = RunRecord.model_validate_json(redact_json(record.model_dump_json()))
         return EvalResult(
             run=record,
             cases=run_store.merged_cases(record.id),

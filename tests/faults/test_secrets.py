@@ -336,3 +336,39 @@ def test_a_401_after_no_key_was_sent_says_so(llm_server: ScriptedServer, tmp_pat
     assert proc.returncode == 2, proc.stderr
     assert "(HTTP 401: missing credentials); no API key was sent" in proc.stderr
     assert "api_key_env" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_runs_stored_before_masking_are_masked_when_shown(tmp_path: Path) -> None:
+    """A store written by a clineval that did not mask (secrets put back into its rows with
+    plain SQL): ``runs``, ``show --cases`` and the exports still show no secret."""
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"c{i}", "response": "K 4.1", "reference": "K 4.1"}) + "\n" for i in range(3)
+        ),
+        encoding="utf-8",
+    )
+    made = _cli("run", "-d", "cases.jsonl", "-m", "token_f1", "--store", "runs.db", "-q", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    with sqlite3.connect(tmp_path / "runs.db") as conn:
+        (run_id, record) = conn.execute("SELECT id, record FROM runs").fetchone()
+        data = json.loads(record)
+        data["tags"] = {"service": SERVICE_TOKEN}
+        data["name"] = f"nightly with {ECHOED}"
+        conn.execute("UPDATE runs SET record = ? WHERE id = ?", (json.dumps(data), run_id))
+        (score,) = conn.execute("SELECT score FROM results WHERE case_id = 'c0'").fetchone()
+        loaded = json.loads(score)
+        loaded["explanation"] = f"the service answered with Bearer {SERVICE_TOKEN}"
+        conn.execute("UPDATE results SET score = ? WHERE case_id = 'c0'", (json.dumps(loaded),))
+    env = _env()
+    for args in (
+        ("runs",),
+        ("show", run_id, "--cases"),
+        ("export", run_id, "--format", "jsonl"),
+        ("export", run_id, "--format", "csv"),
+    ):
+        shown = _cli(*args, "--store", "runs.db", cwd=tmp_path, env=env)
+        assert shown.returncode == 0, (args, shown.stderr)
+        _assert_clean(f"{args[0]} stdout", shown.stdout)
+        _assert_clean(f"{args[0]} stderr", shown.stderr)
+    listed = _cli("runs", "--store", "runs.db", cwd=tmp_path, env=env)
+    assert "service=***" in listed.stdout, listed.stdout

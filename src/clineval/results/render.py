@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from clineval.model import RunRecord
+from clineval.redaction import redact
 from clineval.results.aggregate import MetricAggregate
 from clineval.results.result import EvalResult
 
@@ -190,7 +191,8 @@ def runs_table(runs: Sequence[RunRecord], stopped: Set[str] = frozenset()) -> Ta
     for name in ("run", "created", "status", "name", "tags", "cases", "metrics", "judge", "commit"):
         table.add_column(name, no_wrap=name in ("run", "created", "status", "commit"))
     for run in runs:
-        tags = ", ".join(f"{k}={v}" for k, v in _ordered_tags(run.tags))
+        # masked here too: runs stored before masking existed may hold a secret in a tag
+        tags = redact(", ".join(f"{k}={v}" for k, v in _ordered_tags(run.tags)))
         commit = (run.git.commit[:7] + ("*" if run.git.dirty else "")) if run.git else "–"
         status = {"completed": "[green]completed[/]", "failed": "[red]failed[/]"}.get(run.status, run.status)
         if run.id in stopped:
@@ -202,7 +204,7 @@ def runs_table(runs: Sequence[RunRecord], stopped: Set[str] = frozenset()) -> Ta
             run.id,
             _when(run.created_at),
             status,
-            escape(run.name or ""),
+            escape(redact(run.name or "")),
             f"[dim]{escape(tags)}[/]" if tags else "",
             str(run.dataset.n_cases),
             metrics,

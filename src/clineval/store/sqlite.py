@@ -497,7 +497,7 @@ class RunStore:
             rows = self._conn.execute(
                 "SELECT case_id, data FROM outputs WHERE run_id = ?", (run_id,)
             ).fetchall()
-        return {r[0]: AgentOutput.model_validate_json(r[1]) for r in rows}
+        return {r[0]: AgentOutput.model_validate_json(redact_json(r[1])) for r in rows}
 
     def merged_cases(self, run_id: str) -> list[Case]:
         """The run's cases with the agent's outputs applied, in dataset order."""
@@ -548,7 +548,8 @@ class RunStore:
                 run_id=run_id,
                 case_id=r[0],
                 metric=r[1],
-                score=Score.model_validate_json(r[2]),
+                # masked on the way out too: runs stored before masking existed may hold secrets
+                score=Score.model_validate_json(redact_json(r[2])),
                 usage=Usage.model_validate_json(r[3]),
                 duration_s=r[4],
                 created_at=r[5],
