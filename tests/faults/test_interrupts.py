@@ -367,3 +367,53 @@ def test_async_agent_calling_sys_exit_or_raising_keyboard_interrupt_fails_its_ca
     assert runs["c03"] is not None and runs["c03"].error == "the agent called sys.exit(3)"
     assert runs["c04"] is not None and runs["c04"].error == "the agent raised KeyboardInterrupt"
     assert not any(r is not None and r.failed for c, r in runs.items() if c not in ("c03", "c04"))
+
+
+def test_a_hung_suite_evaluator_times_out_and_the_run_exits(workspace: Path) -> None:
+    """A suite evaluator (user code, sync) stuck forever: the call is unscored after its
+    ``timeout_s``, the other cases are scored and the command exits."""
+    (workspace / "evals.py").write_text(
+        textwrap.dedent(
+            """
+            import time
+
+            class Stuck:
+                def __call__(self, *, response, ground_truth):
+                    if response == "hang":
+                        time.sleep(10**6)
+                    return {"score": float(response == ground_truth)}
+            """
+        )
+    )
+    (workspace / "answers.py").write_text(
+        textwrap.dedent(
+            """
+            from clineval.suites import SuitePipeline
+
+            class Answers(SuitePipeline):
+                async def generate_responses(self, case):
+                    return {"answer": "hang" if case.id == "s.2" else "yes"}
+            """
+        )
+    )
+    (workspace / "suite.yaml").write_text(
+        "s:\n  description: d\n  pipeline:\n    class: answers.py:Answers\n"
+        "  evaluators: [{name: E, class: 'evals.py:Stuck', timeout_s: 1.5}]\n"
+        "  cases: [s.1, s.2]\n"
+        "s.1:\n  metrics: [E]\n  evaluations: [{query: answer, ground_truth: 'yes'}]\n"
+        "s.2:\n  metrics: [E]\n  evaluations: [{query: answer, ground_truth: 'yes'}]\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        _clineval("run", "suite.yaml", "--store", str(workspace / "r.db"), "-q"),
+        cwd=workspace,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 40
+    _no_traceback(done.stderr)
+    assert "evaluator 'E' timed out after 1.5 s" in done.stdout, done.stdout
+    assert _runs(workspace / "r.db")[0][1] == "completed"

@@ -23,6 +23,7 @@ from clineval.importing import import_object
 from clineval.judges.config import JudgeConfig
 from clineval.metrics.base import ScoreContext, score_case, to_score
 from clineval.model import Case, Score
+from clineval.runner.threads import call_in_thread
 from clineval.suites.evaluators import MetricEvaluator
 from clineval.suites.modelconfig import (
     missing_model_config_message,
@@ -297,7 +298,10 @@ class BoundEvaluator:
                         f"evaluator {self.name!r} needs {', '.join(repr(k) for k in sorted(lacking))}, "
                         "which this evaluation does not give"
                     )
-            result = await self._invoke(made, kwargs)
+            try:
+                result = await asyncio.wait_for(self._invoke(made, kwargs), self.spec.timeout_s)
+            except TimeoutError:
+                return Score(error=f"evaluator {self.name!r} timed out after {self.spec.timeout_s:g} s")
             return self.to_score(result)
         except JudgeConfigurationError:
             raise
@@ -312,7 +316,8 @@ class BoundEvaluator:
         target = made if inspect.isroutine(made) else made.__call__
         if inspect.iscoroutinefunction(target):
             return await made(**kwargs)
-        result = await asyncio.to_thread(made, **kwargs)
+        # A daemon thread, not asyncio.to_thread: a hung evaluator must not keep the run alive.
+        result = await call_in_thread(made, **kwargs)
         if inspect.isawaitable(result):
             result = await result
         return result

@@ -77,6 +77,9 @@ class EvaluatorSpec(BaseModel):
     ``score``/``value``/the evaluator's name)."""
     higher_is_better: bool = True
     """*extension*: false for evaluators where smaller is better (times, error counts)."""
+    timeout_s: float = Field(default=300.0, gt=0)
+    """*extension*: seconds one call of the evaluator may take; a call that takes longer is
+    unscored with the reason (a sync evaluator's thread is abandoned, never waited for)."""
     description: str | None = None
 
     @field_validator("name")
