@@ -532,3 +532,21 @@ def test_damage_found_after_the_quick_check_is_still_reported(
         run_store.load_cases(run_id)
         run_store.load_outputs(run_id)
         run_store.load_results(run_id)
+
+
+def test_simulation_out_folder_that_cannot_be_written_is_refused_before_any_trial(tmp_path: Path) -> None:
+    """Conversations could not be saved: one line naming the folder, before a trial runs
+    (before, every trial failed with 'the case holds no conversation')."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "tumor_board"
+    work = tmp_path / "tb"
+    shutil.copytree(example, work)
+    (work / "afile").write_text("not a folder", encoding="utf-8")
+    settings = (work / "simulate.yaml").read_text(encoding="utf-8")
+    assert "\nout: saved\n" in settings
+    (work / "simulate.yaml").write_text(
+        settings.replace("\nout: saved\n", "\nout: afile/sub\n"), encoding="utf-8"
+    )
+    store = tmp_path / "s.db"
+    proc = _cli("conversations", "simulate", "simulate.yaml", "--store", str(store), "-q", cwd=work)
+    _one_line_error(proc, "simulation out folder", "afile", "cannot write")
+    assert not store.exists() or not sqlite3.connect(store).execute("SELECT COUNT(*) FROM runs").fetchone()[0]

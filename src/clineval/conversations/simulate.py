@@ -663,6 +663,7 @@ def build_simulator(config: SimulationConfig, scenarios: Sequence[Scenario] | No
         "continuation": config.continuation if config.user == "scripted" else None,
         "completion_signal": config.completion_signal if config.user == "llm" else None,
     }
+    _check_writable(config.out_path)
     return Simulator(
         build_system(config.system, config.folder),
         user,
@@ -672,6 +673,22 @@ def build_simulator(config: SimulationConfig, scenarios: Sequence[Scenario] | No
         system_version=config.system.version,
         setup=setup,
     )
+
+
+def _check_writable(folder: Path) -> None:
+    """Refuse, before any trial runs, a folder where conversations cannot be saved."""
+    from clineval.errors import ConfigError
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".clineval-probe-"):
+            pass
+    except OSError as exc:
+        reason = (exc.strerror or str(exc)).lower()
+        raise ConfigError(
+            f"simulation out folder {folder}: cannot write ({reason}); set 'out' in the simulation file "
+            "to a folder you can write"
+        ) from None
 
 
 def simulation_config_of(run_config: Mapping[str, Any]) -> SimulationConfig | None:
