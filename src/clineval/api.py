@@ -233,6 +233,7 @@ def _assemble_config(
     agent: Any,
     judge_config: JudgeConfig | None,
     mapping: Any,
+    encoding: Any,
     name: Any,
     tags: Any,
     store: Any,
@@ -252,6 +253,7 @@ def _assemble_config(
         updates["judge"] = judge_config
     for key, value in (
         ("name", name),
+        ("encoding", encoding),
         ("store", store),
         ("cache", cache),
         ("scoring_concurrency", scoring_concurrency),
@@ -300,6 +302,7 @@ async def aevaluate(
     agent: AgentFn | str | AgentConfig | None = None,
     judge: Judge | JudgeConfig | str | None = None,
     mapping: Mapping[str, str] | None = UNSET,
+    encoding: str = UNSET,
     name: str | None = UNSET,
     tags: Mapping[str, str] | None = UNSET,
     store: str | Path | RunStore | None = UNSET,
@@ -339,6 +342,7 @@ async def aevaluate(
         agent=agent,
         judge_config=judge_config,
         mapping=mapping,
+        encoding=encoding,
         name=name,
         tags=tags,
         store=store,

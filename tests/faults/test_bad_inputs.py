@@ -130,6 +130,18 @@ def test_cp1252_csv_loads_with_the_encoding(tmp_path: Path) -> None:
     assert cases[1].input == "the patient\u2019s dose"
 
 
+def test_evaluate_takes_the_encoding(tmp_path: Path) -> None:
+    from clineval import evaluate
+    from clineval.errors import ConfigError
+
+    path = tmp_path / "excel.csv"
+    path.write_bytes("id,response,reference\n1,caf\u00e9,caf\u00e9\n".encode("cp1252"))
+    result = evaluate(path, ["exact_match"], encoding="cp1252", store=None, progress=False)
+    assert [r.score.value for r in result.results] == [1.0]
+    with pytest.raises(ConfigError, match="encoding"):
+        evaluate(path, ["exact_match"], encoding="no-such-codec", store=None, progress=False)
+
+
 def test_latin1_jsonl_reports_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "cases.jsonl"
     path.write_bytes(b'{"id": "a", "input": "ok"}\n{"id": "b", "input": "caf\xe9"}\n')
