@@ -119,6 +119,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "clineval.cli.suite:validate_command",
         "Check a suite or run file without running it; list every problem with its line.",
     ),
+    "view": (
+        "clineval.cli.view:view_command",
+        "Browse the run store in a local web viewer (read-only): runs, cases, evidence, comparisons.",
+    ),
 }
 
 

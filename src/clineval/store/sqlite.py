@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from clineval.errors import (
     RunLockedError,
@@ -608,6 +609,11 @@ class RunStore:
             self._conn.execute("DELETE FROM results WHERE run_id = ? AND case_id = ?", (run_id, case_id))
             self._conn.execute("DELETE FROM outputs WHERE run_id = ? AND case_id = ?", (run_id, case_id))
         return len(rows)
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one read query (the viewer's paginated pages); SQLite errors as :class:`StoreError`."""
+        with self._lock:
+            return self._conn.execute(sql, tuple(params)).fetchall()
 
     def count_results(self, run_id: str) -> int:
         with self._lock:

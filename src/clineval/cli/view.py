@@ -1,0 +1,100 @@
+"""``clineval view``: the local web viewer over a run store (read-only)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import socket
+import sys
+import webbrowser
+from pathlib import Path
+
+import click
+
+from clineval.cli.common import _require_store, err, friendly, out, store_option
+from clineval.errors import ConfigError
+
+LOCALHOST = "127.0.0.1"
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: a free port), or a clear error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                f"port {port} on {host} is already in use; choose another with --port N "
+                "(or --port 0 for a free one)"
+            ) from None
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise ConfigError(
+                f"cannot listen on {host}:{port} (permission denied); use a port above 1023"
+            ) from None
+        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    shown = LOCALHOST if host in ("0.0.0.0", "") else host
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/"
+
+
+@click.command(name="view")
+@store_option
+@click.option(
+    "--port",
+    "-p",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on (0: a free port).",
+)
+@click.option(
+    "--host",
+    default=LOCALHOST,
+    show_default=True,
+    help="Address to listen on; anything but localhost shares the runs with the network.",
+)
+@click.option("--no-open", is_flag=True, help="Do not open a browser.")
+@friendly
+def view_command(store_path: str, port: int, host: str, no_open: bool) -> None:
+    """Browse the run store in a local web viewer (read-only): runs, cases, evidence, comparisons."""
+    _require_store(store_path)
+    import uvicorn
+
+    from clineval.viewer.app import create_app
+
+    app = create_app(Path(store_path))  # opens the store read-only: a damaged store fails here
+    sock = _bind(host, port)
+    url = _url(host, sock.getsockname()[1])
+    if host not in _LOCAL_HOSTS:
+        err.print(
+            f"[yellow]warning[/]: listening on {host}: anyone who can reach this machine on the network "
+            "can read every run in this store (inputs, responses, scores); use the default "
+            f"--host {LOCALHOST} to keep it to this machine",
+            highlight=False,
+            soft_wrap=True,
+        )
+    out.print(
+        f"clineval view: {store_path} at {url} (read-only; Ctrl-C stops)", highlight=False, soft_wrap=True
+    )
+    sys.stdout.flush()
+    if not no_open:
+        with contextlib.suppress(Exception):  # no browser here: the URL is printed
+            webbrowser.open(url)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

@@ -1,0 +1,447 @@
+"""The viewer's web app: read-only HTML pages over one run store.
+
+``create_app(store_path)`` returns a Starlette app with GET routes only:
+
+* ``/``: the runs, newest first, with filters; two ticked runs open ``/compare``;
+* ``/runs/{run_id}``: provenance, aggregates with 95 % CIs (``?by=FIELD``: by group), a
+  distribution plot per metric, the unscored reasons, the suite table or the
+  radiology-benchmark summary for those runs, and the case table (sorted, filtered and
+  paginated in SQL);
+* ``/runs/{run_id}/cases/{case_id}``: one case, its texts and the evidence of every metric;
+* ``/compare?a=RUN&b=RUN`` and ``/compare/case?a=RUN&b=RUN&case=ID``: a comparison and one
+  case of both runs side by side;
+* ``/static/...``: the viewer's CSS and JS from the package (and the evidence CSS/JS).
+
+Every text from a case, an agent or a judge goes through jinja2's autoescape; nothing
+outside the store and the package's static folder is served.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import importlib
+import math
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlencode
+
+import jinja2
+from markupsafe import Markup, escape
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from clineval.errors import ClinevalError
+from clineval.model import Case, ResultRecord
+from clineval.viewer.data import (
+    DEFAULT_PAGE_SIZE,
+    PAGE_SIZES,
+    CaseQuery,
+    NotFound,
+    RunFilters,
+    ViewerData,
+)
+
+_HERE = Path(__file__).parent
+STATIC_DIR = _HERE / "static"
+TEMPLATE_DIR = _HERE / "templates"
+_STATUSES = ("scored", "error", "not_applicable", "missing")
+
+
+def _optional(module: str) -> ModuleType | None:
+    """A part of the viewer built apart (evidence views, plots), or ``None`` until it exists."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A number for a table: 3 decimals, large ones whole; ``–`` for none."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}"
+
+
+def fmt_p(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def when(timestamp: float | None) -> str:
+    if not timestamp:
+        return "–"
+    return _dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def duration(start: float | None, end: float | None) -> str:
+    if not start or not end:
+        return "–"
+    seconds = max(0.0, end - start)
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def environment(templates: Path = TEMPLATE_DIR) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["fmt"] = fmt
+    env.filters["fmt_p"] = fmt_p
+    env.filters["when"] = when
+    env.globals["duration"] = duration
+    return env
+
+
+# --------------------------------------------------------------------------- evidence and plots
+
+
+def _fallback_evidence(result: ResultRecord) -> Markup:
+    """Value, label, explanation (and the error) of one result, until the evidence views exist."""
+    score = result.score
+    parts = [Markup('<div class="evidence-fallback">')]
+    if score.error:
+        parts.append(Markup('<p class="unscored-reason">Unscored: {}</p>').format(score.error))
+    if score.explanation:
+        parts.append(Markup('<p class="explanation">{}</p>').format(score.explanation))
+    if score.sub_scores:
+        parts.append(Markup('<table class="kv"><tbody>'))
+        for key, value in score.sub_scores.items():
+            parts.append(Markup('<tr><th>{}</th><td class="num">{}</td></tr>').format(key, fmt(value)))
+        parts.append(Markup("</tbody></table>"))
+    parts.append(Markup("</div>"))
+    return Markup("").join(parts)
+
+
+def _fallback_texts(case: Case) -> Markup:
+    def block(title: str, text: str | None) -> Markup:
+        if text is None:
+            return Markup('<section class="text-block missing"><h3>{}</h3><p>(none)</p></section>').format(
+                title
+            )
+        return Markup('<section class="text-block"><h3>{}</h3><pre class="text">{}</pre></section>').format(
+            title, text
+        )
+
+    parts = [block("Input", case.input_text() if case.input is not None else None)]
+    parts.append(block("Response", case.response))
+    parts.append(block("Reference", case.reference))
+    for i, context in enumerate(case.contexts or [], start=1):
+        parts.append(block(f"Context {i}", context))
+    return Markup("").join(parts)
+
+
+class Parts:
+    """The evidence and plot functions of engineers' modules when present, else fallbacks."""
+
+    def __init__(self) -> None:
+        self.evidence = _optional("clineval.viewer.evidence")
+        self.plots = _optional("clineval.viewer.plots")
+
+    def texts(self, case: Case) -> Markup:
+        render = getattr(self.evidence, "render_case_texts", None)
+        return Markup(render(case)) if render is not None else _fallback_texts(case)
+
+    def result(self, case: Case, result: ResultRecord) -> Markup:
+        render = getattr(self.evidence, "render_evidence", None)
+        return Markup(render(case, result)) if render is not None else _fallback_evidence(result)
+
+    def distribution(self, values: list[float], title: str, lower_is_better: bool) -> Markup | None:
+        plot = getattr(self.plots, "distribution_svg", None)
+        if plot is None or not values:
+            return None
+        return Markup(plot(values, title=title, lower_is_better=lower_is_better))
+
+    def compare_plot(self, rows: list[tuple[str, float, float, float]], title: str) -> Markup | None:
+        plot = getattr(self.plots, "compare_svg", None)
+        if plot is None or not rows:
+            return None
+        return Markup(plot(rows, title=title))
+
+    def evidence_asset(self, name: str) -> str | None:
+        return getattr(self.evidence, name, None) if self.evidence is not None else None
+
+
+# --------------------------------------------------------------------------- query parameters
+
+
+def _int(params: Mapping[str, str], key: str, default: int) -> int:
+    try:
+        return int(params.get(key, default))
+    except (TypeError, ValueError):
+        return default
+
+
+def _float(params: Mapping[str, str], key: str) -> float | None:
+    raw = params.get(key, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _text(params: Mapping[str, str], key: str) -> str | None:
+    value = params.get(key, "").strip()
+    return value or None
+
+
+def case_query(params: Mapping[str, str]) -> CaseQuery:
+    size = _int(params, "size", DEFAULT_PAGE_SIZE)
+    status = _text(params, "status")
+    order = params.get("order", "asc")
+    return CaseQuery(
+        page=max(1, _int(params, "page", 1)),
+        size=size if size in PAGE_SIZES else DEFAULT_PAGE_SIZE,
+        sort=_text(params, "sort") or "index",
+        order="desc" if order == "desc" else "asc",
+        metric=_text(params, "metric"),
+        min=_float(params, "min"),
+        max=_float(params, "max"),
+        status=status if status in _STATUSES else None,  # type: ignore[arg-type]
+        q=_text(params, "q"),
+    )
+
+
+def linker(request: Request) -> Callable[..., str]:
+    """``link(page=2)``: this page's URL with some query parameters changed (``None`` drops one)."""
+    current = dict(request.query_params)
+
+    def link(**changes: Any) -> str:
+        merged = {**current, **{k: v for k, v in changes.items()}}
+        kept = {k: str(v) for k, v in merged.items() if v is not None and v != ""}
+        return request.url.path + ("?" + urlencode(kept) if kept else "")
+
+    return link
+
+
+# --------------------------------------------------------------------------- the app
+
+
+def _lifespan(data: ViewerData) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            data.close()
+
+    return lifespan
+
+
+def create_app(store_path: str | Path) -> Starlette:
+    """The viewer over the run store at ``store_path`` (opened read-only; it must exist)."""
+    path = Path(store_path)
+    data = ViewerData(path)
+    env = environment()
+    parts = Parts()
+    shown_path = str(path)
+
+    def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        html = env.get_template(template).render(
+            request=request,
+            store_path=shown_path,
+            link=linker(request),
+            has_evidence_css=parts.evidence_asset("EVIDENCE_CSS") is not None,
+            has_evidence_js=parts.evidence_asset("EVIDENCE_JS") is not None,
+            **context,
+        )
+        return HTMLResponse(html, status_code=status_code)
+
+    def runs_page(request: Request) -> Response:
+        params = request.query_params
+        filters = RunFilters(
+            name=_text(params, "name"),
+            tag=_text(params, "tag"),
+            status=_text(params, "status"),
+            metric=_text(params, "metric"),
+            dataset=_text(params, "dataset"),
+        )
+        every = data.runs()
+        runs = data.runs(filters)
+        return page(
+            request,
+            "runs.html",
+            runs=runs,
+            total=len(every),
+            filters=filters,
+            all_metrics=sorted({m for r in every for m in r.metrics}),
+            statuses=["completed", "running", "stopped", "interrupted", "failed"],
+        )
+
+    def run_page(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        params = request.query_params
+        by = _text(params, "by")
+        summary = data.summary(run_id, by=by)
+        cases = data.case_page(summary.record.id, case_query(params))
+        plots: dict[str, Markup] = {}
+        for metric in summary.metrics:
+            svg = parts.distribution(
+                summary.distributions.get(metric, []),
+                title=f"{metric} (n = {len(summary.distributions.get(metric, []))})",
+                lower_is_better=metric in summary.lower_is_better,
+            )
+            if svg is not None:
+                plots[metric] = svg
+        suite = data.suite_table(summary.record.id) if summary.kind == "suite" else None
+        radbench = (
+            data.radbench_summary(summary.record.id, params.get("rb_by", "condition"))
+            if summary.kind == "radbench"
+            else None
+        )
+        return page(
+            request,
+            "run.html",
+            s=summary,
+            run=summary.record,
+            cases=cases,
+            plots=plots,
+            suite=suite,
+            radbench=radbench,
+            page_sizes=PAGE_SIZES,
+            statuses=_STATUSES,
+        )
+
+    def case_page(request: Request) -> Response:
+        view = data.case(request.path_params["run_id"], request.path_params["case_id"])
+        return page(
+            request,
+            "case.html",
+            v=view,
+            run=view.record,
+            texts=parts.texts(view.case),
+            evidence=[(r, parts.result(view.case, r)) for r in view.results],
+        )
+
+    def _pair(request: Request) -> tuple[str, str]:
+        params = request.query_params
+        a, b = _text(params, "a"), _text(params, "b")
+        chosen = [v for v in params.getlist("run") if v.strip()]
+        if (a is None or b is None) and len(chosen) == 2:
+            first, second = (data.get_run(chosen[0]), data.get_run(chosen[1]))
+            older, newer = sorted((first, second), key=lambda r: r.created_at)
+            a, b = older.id, newer.id
+        if a is None or b is None:
+            raise HTTPException(400, "choose two runs to compare: /compare?a=RUN&b=RUN (A is the baseline)")
+        return a, b
+
+    def compare_page(request: Request) -> Response:
+        a, b = _pair(request)
+        try:
+            view = data.compare(a, b)
+        except NotFound:
+            raise
+        except ClinevalError as exc:  # no shared case or metric
+            return page(request, "error.html", status_code=400, title="Cannot compare", message=str(exc))
+        rows = [
+            (m.metric, m.delta, m.ci_low, m.ci_high)
+            for m in view.comparison.metrics
+            if m.delta is not None and m.ci_low is not None and m.ci_high is not None
+        ]
+        plot = parts.compare_plot(rows, title="Δ (B − A) per metric, 95 % CI") if rows else None
+        return page(request, "compare.html", c=view.comparison, a=view.a, b=view.b, plot=plot)
+
+    def compare_case_page(request: Request) -> Response:
+        a, b = _pair(request)
+        case_id = _text(request.query_params, "case")
+        if case_id is None:
+            raise HTTPException(400, "which case? /compare/case?a=RUN&b=RUN&case=ID")
+        va, vb = data.case(a, case_id), data.case(b, case_id)
+        metrics = list(dict.fromkeys([*(r.metric for r in va.results), *(r.metric for r in vb.results)]))
+        by_a = {r.metric: r for r in va.results}
+        by_b = {r.metric: r for r in vb.results}
+        rows = [
+            (
+                metric,
+                by_a.get(metric),
+                by_b.get(metric),
+                parts.result(va.case, by_a[metric]) if metric in by_a else None,
+                parts.result(vb.case, by_b[metric]) if metric in by_b else None,
+            )
+            for metric in metrics
+        ]
+        return page(
+            request,
+            "compare_case.html",
+            a=va.record,
+            b=vb.record,
+            va=va,
+            vb=vb,
+            case_id=case_id,
+            texts_a=parts.texts(va.case),
+            texts_b=parts.texts(vb.case),
+            rows=rows,
+        )
+
+    def evidence_asset(name: str, media_type: str) -> Callable[[Request], Response]:
+        def serve(request: Request) -> Response:
+            text = parts.evidence_asset(name)
+            if text is None:
+                raise HTTPException(404, "no evidence styles in this version")
+            return Response(text, media_type=media_type)
+
+        return serve
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        message = str(exc) if isinstance(exc, NotFound) else getattr(exc, "detail", None) or "Not found"
+        return page(request, "error.html", status_code=404, title="Not found", message=message)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 404:
+            return await not_found(request, exc)
+        if exc.status_code == 405:
+            return Response(
+                "405 Method Not Allowed: the viewer is read-only\n",
+                status_code=405,
+                headers={"Allow": "GET, HEAD"},
+                media_type="text/plain",
+            )
+        return page(
+            request,
+            "error.html",
+            status_code=exc.status_code,
+            title=f"Error {exc.status_code}",
+            message=exc.detail,
+        )
+
+    routes = [
+        Route("/", runs_page, methods=["GET"]),
+        Route("/runs/{run_id}", run_page, methods=["GET"]),
+        Route("/runs/{run_id}/cases/{case_id:path}", case_page, methods=["GET"]),
+        Route("/compare", compare_page, methods=["GET"]),
+        Route("/compare/case", compare_case_page, methods=["GET"]),
+        Route("/static/evidence.css", evidence_asset("EVIDENCE_CSS", "text/css"), methods=["GET"]),
+        Route("/static/evidence.js", evidence_asset("EVIDENCE_JS", "text/javascript"), methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={NotFound: not_found, HTTPException: http_error},
+        lifespan=_lifespan(data),
+    )
+    app.state.data = data
+    app.state.store_path = shown_path
+    return app
+
+
+__all__ = ["create_app", "escape", "fmt"]

@@ -1,0 +1,728 @@
+"""Read-only queries behind the viewer's pages.
+
+:class:`ViewerData` opens the run store read-only once (``RunStore(path, readonly=True)``)
+and answers each page with a few SQL queries, so a page of a 10,000-case run never loads
+all its cases:
+
+* the runs list reads the run records (small) and filters them;
+* a run's aggregates read the numbers of the results table only (value, status and
+  sub-scores per result, no case text) and reuse :func:`clineval.results.aggregate.aggregate`,
+  so they are those of ``clineval show``; they are cached per run until its results change;
+* the case table is paginated, sorted and filtered in SQL (``LIMIT``/``OFFSET``), and only
+  the rows of the page are read in full;
+* one case reads its case row, its agent output and its results.
+
+Everything that came from a case, an agent or a judge is masked with
+:func:`clineval.redaction.redact` (as ``clineval show`` and the exports do) before it is
+returned. Comparisons reuse :func:`clineval.compare.compare_runs` on :func:`clineval.api.load_run`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections import Counter, OrderedDict, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from clineval.errors import ClinevalError, StoreError
+from clineval.model import AgentOutput, Case, ResultRecord, RunRecord, Score
+from clineval.redaction import redact, redact_json
+from clineval.results.aggregate import MISSING_GROUP, MetricAggregate, aggregate
+from clineval.store.sqlite import RunStore
+
+if TYPE_CHECKING:
+    from clineval.compare import Comparison
+    from clineval.results.result import EvalResult
+
+#: Case-table page sizes a page may ask for.
+PAGE_SIZES = (20, 50, 100, 200)
+DEFAULT_PAGE_SIZE = 50
+#: Runs with more cases than this get no suite table or radiology-benchmark summary on their
+#: page (both need every case in memory); ``clineval show`` and ``clineval radbench summary`` still do.
+FULL_LOAD_MAX_CASES = 2000
+#: Metadata keys that are bookkeeping, not grouping fields.
+_HIDDEN_METADATA = ("suite_case", "agent_output")
+#: Characters of a case's input or response shown in the case table.
+PREVIEW_CHARS = 140
+
+DisplayStatus = Literal["running", "completed", "interrupted", "failed", "stopped"]
+ScoreStatusFilter = Literal["scored", "error", "not_applicable", "missing"]
+
+
+class NotFound(ClinevalError):
+    """An unknown run or case (the pages answer 404 with this message)."""
+
+
+# --------------------------------------------------------------------------- returned shapes
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run in the runs list."""
+
+    id: str
+    name: str | None
+    created_at: float
+    status: DisplayStatus
+    tags: dict[str, str]
+    metrics: list[str]
+    dataset_source: str
+    fingerprint: str
+    n_cases: int
+    judge: str | None
+    kind: str | None
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """The runs list's filters (each optional; all given must match)."""
+
+    name: str | None = None
+    tag: str | None = None
+    """``KEY=VALUE`` (or a bare ``KEY``: the run has that tag)."""
+    status: str | None = None
+    metric: str | None = None
+    dataset: str | None = None
+    """Text in the dataset's source, or a prefix of its fingerprint."""
+
+
+@dataclass(frozen=True)
+class UnscoredReason:
+    reason: str
+    count: int
+    metrics: list[str]
+
+
+@dataclass
+class RunSummary:
+    """What the run page shows above the case table."""
+
+    record: RunRecord
+    status: DisplayStatus
+    kind: str | None
+    n_cases: int
+    n_results: int
+    metrics: list[str]
+    lower_is_better: list[str]
+    aggregates: list[MetricAggregate]
+    by: str | None
+    by_groups: list[MetricAggregate]
+    group_fields: list[str]
+    distributions: dict[str, list[float]]
+    unscored: list[UnscoredReason]
+    not_applicable: dict[str, int]
+
+
+@dataclass(frozen=True)
+class CaseQuery:
+    """A page of the case table: sort, filters and position."""
+
+    page: int = 1
+    size: int = DEFAULT_PAGE_SIZE
+    sort: str = "index"
+    """``index`` (dataset order), ``case`` (case id) or a metric name (its value)."""
+    order: Literal["asc", "desc"] = "asc"
+    metric: str | None = None
+    """The metric the score range and status filters apply to (status alone: any metric)."""
+    min: float | None = None
+    max: float | None = None
+    status: ScoreStatusFilter | None = None
+    q: str | None = None
+    """Text in the case id."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (case, metric) result in the case table."""
+
+    status: str
+    value: float | None
+    label: str | None
+    note: str | None
+    """The error (unscored) or the not-applicable reason, for a tooltip."""
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    case_id: str
+    index: int
+    input: str
+    response: str
+    cells: dict[str, Cell]
+    failed: bool
+
+
+@dataclass
+class CasePage:
+    rows: list[CaseRow]
+    total: int
+    """Cases matching the filters."""
+    n_cases: int
+    """Cases in the run."""
+    query: CaseQuery
+    metrics: list[str]
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.query.size))
+
+
+@dataclass
+class CaseView:
+    """One case of a run with its agent output applied and every result."""
+
+    record: RunRecord
+    case: Case
+    results: list[ResultRecord]
+    index: int
+    n_cases: int
+    previous_id: str | None
+    next_id: str | None
+
+
+@dataclass
+class SuiteTable:
+    columns: list[str]
+    rows: list[list[str]]
+    case_ids: list[str]
+    disclaimer: str | None
+
+
+@dataclass
+class RadbenchSummary:
+    by: str
+    metrics: list[str]
+    headers: dict[str, str]
+    groups: list[tuple[str, dict[str, tuple[float | None, float | None, float | None, int]]]]
+    """(group label, metric -> (mean, ci_low, ci_high, n)) in the benchmark's order."""
+    choices: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CompareView:
+    comparison: Comparison
+    a: RunRecord
+    b: RunRecord
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@dataclass(frozen=True, slots=True)
+class _LightScore:
+    """What :func:`aggregate` reads of a score, from the results table's columns."""
+
+    status: str
+    value: float | None
+    sub_scores: dict[str, float | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _LightResult:
+    case_id: str
+    metric: str
+    score: _LightScore
+
+
+def _masked_record(record: RunRecord) -> RunRecord:
+    return RunRecord.model_validate_json(redact_json(record.model_dump_json()))
+
+
+def _judge_label(judge: dict[str, Any] | None) -> str | None:
+    if not judge:
+        return None
+    kind = judge.get("kind") or judge.get("provider") or judge.get("type")
+    model = judge.get("model")
+    parts = [str(p) for p in (kind, model) if p]
+    return redact(":".join(parts)) if parts else "custom"
+
+
+def _preview(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False)
+    elif value.startswith("[") and value.endswith("]"):  # a conversation: its turns' contents
+        try:
+            turns = json.loads(value)
+            value = " / ".join(str(t.get("content", "")) for t in turns if isinstance(t, dict))
+        except ValueError:
+            pass
+    text = " ".join(value.split())
+    if len(text) > PREVIEW_CHARS:
+        text = text[: PREVIEW_CHARS - 1] + "…"
+    return redact(text)
+
+
+def _short(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else text
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _metadata_path(key: str) -> str:
+    return '$.metadata."' + key.removeprefix("metadata.").replace('"', '\\"') + '"'
+
+
+def _group_label(value: Any) -> str:
+    return MISSING_GROUP if value is None else str(value)
+
+
+# --------------------------------------------------------------------------- the queries
+
+
+class ViewerData:
+    """Read-only access to one run store for the viewer (thread-safe; one connection)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.store = RunStore(self.path, readonly=True)
+        self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # cache ----------------------------------------------------------------------------
+
+    def _cached(self, key: tuple[Any, ...], make: Any) -> Any:
+        with self._cache_lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        value = make()
+        with self._cache_lock:
+            self._cache[key] = value
+            while len(self._cache) > 64:
+                self._cache.popitem(last=False)
+        return value
+
+    def _version(self, run_id: str) -> tuple[Any, ...]:
+        """Changes whenever the run's results or status change (the cache key of its aggregates)."""
+        row = self.store.query(
+            "SELECT (SELECT COUNT(*) FROM results WHERE run_id = ?),"
+            " (SELECT MAX(created_at) FROM results WHERE run_id = ?),"
+            " (SELECT status FROM runs WHERE id = ?)",
+            (run_id, run_id, run_id),
+        )[0]
+        return tuple(row)
+
+    # runs -----------------------------------------------------------------------------
+
+    def get_run(self, ref: str) -> RunRecord:
+        """A run by id (or unique prefix, ``latest``), masked; :class:`NotFound` otherwise."""
+        try:
+            record = self.store.get_run(ref)
+        except StoreError as exc:
+            raise NotFound(f"no run {ref!r} in this store") from exc
+        return _masked_record(record)
+
+    def display_status(self, record: RunRecord) -> DisplayStatus:
+        if record.status == "running" and self.store.lease_holder(record.id) is None:
+            return "stopped"
+        return record.status
+
+    def runs(self, filters: RunFilters | None = None) -> list[RunRow]:
+        """Every run, newest first, that matches ``filters``."""
+        filters = filters or RunFilters()
+        out: list[RunRow] = []
+        for raw in self.store.list_runs():
+            record = _masked_record(raw)
+            row = RunRow(
+                id=record.id,
+                name=record.name,
+                created_at=record.created_at,
+                status=self.display_status(record),
+                tags=dict(record.tags),
+                metrics=list(record.metrics),
+                dataset_source=record.dataset.source,
+                fingerprint=record.dataset.fingerprint,
+                n_cases=record.dataset.n_cases,
+                judge=_judge_label(record.judge),
+                kind=_kind(record),
+            )
+            if _matches(row, filters):
+                out.append(row)
+        return out
+
+    def summary(self, run_ref: str, *, by: str | None = None) -> RunSummary:
+        record = self.get_run(run_ref)
+        run_id = record.id
+        version = self._version(run_id)
+        n_cases = int(self.store.query("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,))[0][0])
+        light = cast(
+            "tuple[list[_LightResult], dict[str, list[float]]]",
+            self._cached(("light", run_id, version), lambda: self._light_results(run_id)),
+        )
+        results, distributions = light
+        metric_order = list(record.metrics)
+        aggregates = cast(
+            "list[MetricAggregate]",
+            self._cached(
+                ("agg", run_id, version),
+                lambda: aggregate(cast("list[ResultRecord]", results), metric_order=metric_order),
+            ),
+        )
+        by_groups: list[MetricAggregate] = []
+        if by:
+            by_groups = cast(
+                "list[MetricAggregate]",
+                self._cached(
+                    ("by", run_id, by, version),
+                    lambda: self._grouped(run_id, results, by, metric_order),
+                ),
+            )
+        reasons: Counter[str] = Counter()
+        reason_metrics: dict[str, dict[str, None]] = {}
+        for metric, error in self.store.query(
+            "SELECT metric, json_extract(score, '$.error') FROM results"
+            " WHERE run_id = ? AND status = 'error'",
+            (run_id,),
+        ):
+            reason = redact(_short(str(error or "")))
+            reasons[reason] += 1
+            reason_metrics.setdefault(reason, {})[metric] = None
+        na = dict(
+            self.store.query(
+                "SELECT metric, COUNT(*) FROM results WHERE run_id = ? AND status = 'not_applicable'"
+                " GROUP BY metric",
+                (run_id,),
+            )
+        )
+        metrics = list(
+            dict.fromkeys([*record.metrics, *(a.metric for a in aggregates if "." not in a.metric)])
+        )
+        return RunSummary(
+            record=record,
+            status=self.display_status(record),
+            kind=_kind(record),
+            n_cases=n_cases,
+            n_results=int(version[0]),
+            metrics=metrics,
+            lower_is_better=list(record.lower_is_better),
+            aggregates=aggregates,
+            by=by,
+            by_groups=by_groups,
+            group_fields=self.group_fields(run_id),
+            distributions=distributions,
+            unscored=[
+                UnscoredReason(reason, n, list(reason_metrics[reason]))
+                for reason, n in reasons.most_common(20)
+            ],
+            not_applicable={str(k): int(v) for k, v in na.items()},
+        )
+
+    def _light_results(self, run_id: str) -> tuple[list[_LightResult], dict[str, list[float]]]:
+        """Every result's status, value and sub-scores (numbers only) and each metric's values."""
+        results: list[_LightResult] = []
+        values: dict[str, list[float]] = defaultdict(list)
+        for case_id, metric, status, value, subs in self.store.query(
+            "SELECT r.case_id, r.metric, r.status, r.value, json_extract(r.score, '$.sub_scores')"
+            " FROM results r LEFT JOIN cases c ON c.run_id = r.run_id AND c.case_id = r.case_id"
+            " WHERE r.run_id = ? ORDER BY c.idx, r.metric",
+            (run_id,),
+        ):
+            sub_scores: dict[str, float | None] = json.loads(subs) if subs and subs != "{}" else {}
+            results.append(_LightResult(case_id, metric, _LightScore(status, value, sub_scores)))
+            if status == "scored" and value is not None:
+                values[metric].append(float(value))
+        return results, dict(values)
+
+    def _grouped(
+        self, run_id: str, results: list[_LightResult], by: str, metric_order: list[str]
+    ) -> list[MetricAggregate]:
+        groups = {
+            case_id: _group_label(value)
+            for case_id, value in self.store.query(
+                "SELECT case_id, json_extract(data, ?) FROM cases WHERE run_id = ?",
+                (_metadata_path(by), run_id),
+            )
+        }
+        members: dict[str, list[_LightResult]] = defaultdict(list)
+        for result in results:
+            members[groups.get(result.case_id, MISSING_GROUP)].append(result)
+        out: list[MetricAggregate] = []
+        for group in sorted(members, key=lambda g: (g == MISSING_GROUP, g)):
+            for agg in aggregate(cast("list[ResultRecord]", members[group]), metric_order=metric_order):
+                out.append(agg.model_copy(update={"group": redact(group)}))
+        # metric first, then group, as `clineval show --group-by` lists them
+        order = {name: i for i, name in enumerate(dict.fromkeys(a.metric for a in out))}
+        out.sort(key=lambda a: order[a.metric])
+        return out
+
+    def group_fields(self, run_id: str) -> list[str]:
+        """The metadata keys of the run's cases (from the first 500), for grouping."""
+        rows = self.store.query(
+            "SELECT DISTINCT j.key FROM (SELECT data FROM cases WHERE run_id = ? ORDER BY idx LIMIT 500) c,"
+            " json_each(c.data, '$.metadata') j",
+            (run_id,),
+        )
+        return sorted(redact(str(r[0])) for r in rows if r[0] not in _HIDDEN_METADATA)
+
+    # the case table ---------------------------------------------------------------------
+
+    def case_page(self, run_ref: str, query: CaseQuery | None = None) -> CasePage:
+        """One page of the run's case table, sorted and filtered in SQL."""
+        query = query or CaseQuery()
+        record = self.get_run(run_ref)
+        run_id = record.id
+        metric_names = [
+            str(r[0])
+            for r in self.store.query(
+                "SELECT DISTINCT metric FROM results WHERE run_id = ? ORDER BY metric", (run_id,)
+            )
+        ]
+        metrics = list(dict.fromkeys([m for m in record.metrics if m in metric_names] + metric_names))
+        joins: list[str] = []
+        join_params: list[object] = []
+        where = ["c.run_id = ?"]
+        params: list[object] = [run_id]
+        filtered_metric = query.metric if query.metric in metrics else None
+        if filtered_metric is not None and (
+            query.min is not None or query.max is not None or query.status is not None
+        ):
+            joins.append(
+                "LEFT JOIN results f ON f.run_id = c.run_id AND f.case_id = c.case_id AND f.metric = ?"
+            )
+            join_params.append(filtered_metric)
+            if query.min is not None:
+                where.append("f.status = 'scored' AND f.value >= ?")
+                params.append(query.min)
+            if query.max is not None:
+                where.append("f.status = 'scored' AND f.value <= ?")
+                params.append(query.max)
+            if query.status == "missing":
+                where.append("f.status IS NULL")
+            elif query.status is not None:
+                where.append("f.status = ?")
+                params.append(query.status)
+        elif query.status is not None:
+            if query.status == "missing":
+                where.append(
+                    "(SELECT COUNT(*) FROM results x WHERE x.run_id = c.run_id AND x.case_id = c.case_id) < ?"
+                )
+                params.append(len(metrics))
+            else:
+                where.append(
+                    "EXISTS (SELECT 1 FROM results x WHERE x.run_id = c.run_id AND x.case_id = c.case_id"
+                    " AND x.status = ?)"
+                )
+                params.append(query.status)
+        if query.q:
+            escaped = query.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where.append("c.case_id LIKE ? ESCAPE '\\'")
+            params.append(f"%{escaped}%")
+        direction = "DESC" if query.order == "desc" else "ASC"
+        if query.sort in metrics:
+            joins.append(
+                "LEFT JOIN results s ON s.run_id = c.run_id AND s.case_id = c.case_id AND s.metric = ?"
+            )
+            join_params.append(query.sort)
+            order_by = f"(s.value IS NULL), s.value {direction}, c.idx"
+        elif query.sort == "case":
+            order_by = f"c.case_id {direction}"
+        else:
+            order_by = f"c.idx {direction}"
+        base = f"FROM cases c {' '.join(joins)} WHERE {' AND '.join(where)}"
+        all_params = [*join_params, *params]
+        total = int(self.store.query(f"SELECT COUNT(*) {base}", all_params)[0][0])
+        n_cases = int(self.store.query("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,))[0][0])
+        size = query.size if query.size > 0 else DEFAULT_PAGE_SIZE
+        page = max(1, min(query.page, max(1, math.ceil(total / size))))
+        query = CaseQuery(**{**query.__dict__, "page": page, "size": size})
+        with_outputs = base.replace(
+            "FROM cases c",
+            "FROM cases c LEFT JOIN outputs o ON o.run_id = c.run_id AND o.case_id = c.case_id",
+            1,
+        )
+        rows = self.store.query(
+            "SELECT c.case_id, c.idx, substr(json_extract(c.data, '$.input'), 1, 2000),"
+            " substr(COALESCE(json_extract(o.data, '$.response'), json_extract(c.data, '$.response')),"
+            " 1, 2000), COALESCE(json_extract(o.data, '$.agent_run.failed'), 0)"
+            f" {with_outputs}"
+            f" ORDER BY {order_by} LIMIT ? OFFSET ?",
+            [*join_params, *params, size, (page - 1) * size],
+        )
+        ids = [str(r[0]) for r in rows]
+        cells: dict[str, dict[str, Cell]] = defaultdict(dict)
+        if ids:
+            marks = ",".join("?" * len(ids))
+            for case_id, metric, status, value, label, error, explanation in self.store.query(
+                "SELECT case_id, metric, status, value, json_extract(score, '$.label'),"
+                " json_extract(score, '$.error'), json_extract(score, '$.explanation')"
+                f" FROM results WHERE run_id = ? AND case_id IN ({marks})",
+                (run_id, *ids),
+            ):
+                note = error if status == "error" else explanation if status == "not_applicable" else None
+                cells[case_id][metric] = Cell(
+                    status=status,
+                    value=value,
+                    label=redact(str(label)) if label is not None else None,
+                    note=redact(_short(str(note))) if note else None,
+                )
+        return CasePage(
+            rows=[
+                CaseRow(
+                    case_id=str(r[0]),
+                    index=int(r[1]),
+                    input=_preview(r[2]),
+                    response=_preview(r[3]),
+                    cells=cells.get(str(r[0]), {}),
+                    failed=bool(r[4]),
+                )
+                for r in rows
+            ],
+            total=total,
+            n_cases=n_cases,
+            query=query,
+            metrics=metrics,
+        )
+
+    # one case ---------------------------------------------------------------------------
+
+    def case(self, run_ref: str, case_id: str) -> CaseView:
+        record = self.get_run(run_ref)
+        run_id = record.id
+        rows = self.store.query(
+            "SELECT idx, data FROM cases WHERE run_id = ? AND case_id = ?", (run_id, case_id)
+        )
+        if not rows:
+            raise NotFound(f"run {run_id} has no case {case_id!r}")
+        index, data = int(rows[0][0]), str(rows[0][1])
+        case = Case.model_validate_json(redact_json(data))
+        output = self.store.query(
+            "SELECT data FROM outputs WHERE run_id = ? AND case_id = ?", (run_id, case_id)
+        )
+        if output:
+            case = AgentOutput.model_validate_json(redact_json(str(output[0][0]))).apply_to(case)
+        order = {m: i for i, m in enumerate(record.metrics)}
+        results = [
+            ResultRecord(
+                run_id=run_id,
+                case_id=case_id,
+                metric=r[0],
+                score=Score.model_validate_json(redact_json(r[1])),
+                duration_s=r[2],
+                created_at=r[3],
+            )
+            for r in self.store.query(
+                "SELECT metric, score, duration_s, created_at FROM results WHERE run_id = ? AND case_id = ?",
+                (run_id, case_id),
+            )
+        ]
+        results.sort(key=lambda r: (order.get(r.metric, len(order)), r.metric))
+        neighbours = self.store.query(
+            "SELECT (SELECT case_id FROM cases WHERE run_id = ?1 AND idx < ?2 ORDER BY idx DESC LIMIT 1),"
+            " (SELECT case_id FROM cases WHERE run_id = ?1 AND idx > ?2 ORDER BY idx LIMIT 1),"
+            " (SELECT COUNT(*) FROM cases WHERE run_id = ?1)",
+            (run_id, index),
+        )[0]
+        return CaseView(
+            record=record,
+            case=case,
+            results=results,
+            index=index,
+            n_cases=int(neighbours[2]),
+            previous_id=neighbours[0],
+            next_id=neighbours[1],
+        )
+
+    # whole-run views (small runs) ------------------------------------------------------------
+
+    def load(self, run_ref: str) -> EvalResult:
+        from clineval import api
+
+        try:
+            return api.load_run(run_ref, store=self.store)
+        except StoreError as exc:
+            raise NotFound(f"no run {run_ref!r} in this store") from exc
+
+    def compare(self, a_ref: str, b_ref: str) -> CompareView:
+        """Run B (the candidate) against run A (the baseline): :func:`clineval.compare.compare_runs`."""
+        from clineval.compare import compare_runs
+
+        a, b = self.get_run(a_ref), self.get_run(b_ref)
+        key = ("compare", a.id, b.id, self._version(a.id), self._version(b.id))
+
+        def make() -> Comparison:
+            return compare_runs(self.load(a.id), self.load(b.id))
+
+        return CompareView(comparison=cast("Comparison", self._cached(key, make)), a=a, b=b)
+
+    def suite_table(self, run_ref: str) -> SuiteTable | None:
+        """A suite run's case table (the suite's columns), or ``None`` for other or very large runs."""
+        record = self.get_run(run_ref)
+        if _kind(record) != "suite" or record.dataset.n_cases > FULL_LOAD_MAX_CASES:
+            return None
+        from clineval.suites.table import case_rows, disclaimer_of, table_spec
+
+        result = self.load(record.id)
+        spec = table_spec(result)
+        if spec is None:
+            return None
+        return SuiteTable(
+            columns=list(spec),
+            rows=[[redact(cell) for cell in row] for row in case_rows(result, spec)],
+            case_ids=[c.id for c in result.cases],
+            disclaimer=disclaimer_of(result),
+        )
+
+    def radbench_summary(self, run_ref: str, by: str = "condition") -> RadbenchSummary | None:
+        """A radiology-benchmark run's metrics per group (``clineval radbench summary``)."""
+        record = self.get_run(run_ref)
+        if _kind(record) != "radbench" or record.dataset.n_cases > FULL_LOAD_MAX_CASES:
+            return None
+        from clineval.cli.radbench import HEADERS, SUMMARY_METRICS
+        from clineval.environments.radbench.runner import metric_rows
+        from clineval.environments.radbench.stats import summarise
+
+        choices = ["condition", "complexity", "task", "pair", "anatomy", "modality"]
+        by = by if by in choices else "condition"
+        rows = summarise(metric_rows(self.load(record.id)), by=(by,), metrics=list(SUMMARY_METRICS))
+        groups: dict[str, dict[str, tuple[float | None, float | None, float | None, int]]] = {}
+        for row in rows:
+            groups.setdefault(" / ".join(row.group), {})[row.metric] = (
+                row.mean,
+                row.ci_low,
+                row.ci_high,
+                row.n,
+            )
+        return RadbenchSummary(
+            by=by,
+            metrics=list(SUMMARY_METRICS),
+            headers=dict(HEADERS),
+            groups=list(groups.items()),
+            choices=choices,
+        )
+
+
+def _kind(record: RunRecord) -> str | None:
+    if record.config.get("kind") == "suite":
+        return "suite"
+    environment = record.config.get("environment")
+    if isinstance(environment, dict) and environment.get("kind") == "radbench":
+        return "radbench"
+    if "calibration" in record.tags:
+        return "calibration"
+    return None
+
+
+def _matches(row: RunRow, filters: RunFilters) -> bool:
+    if filters.name and filters.name.casefold() not in (row.name or "").casefold():
+        return False
+    if filters.tag:
+        key, sep, value = filters.tag.partition("=")
+        key, value = key.strip(), value.strip()
+        if key not in row.tags or (sep and row.tags[key] != value):
+            return False
+    if filters.status and row.status != filters.status:
+        return False
+    if filters.metric and filters.metric not in row.metrics:
+        return False
+    if filters.dataset:
+        text = filters.dataset.casefold()
+        if text not in row.dataset_source.casefold() and not row.fingerprint.casefold().startswith(text):
+            return False
+    return True
