@@ -47,6 +47,7 @@ from clineval.viewer.data import (
     NotFound,
     RunFilters,
     ViewerData,
+    judge_label,
 )
 
 _HERE = Path(__file__).parent
@@ -262,6 +263,7 @@ def create_app(store_path: str | Path) -> Starlette:
             link=linker(request),
             has_evidence_css=parts.evidence_asset("EVIDENCE_CSS") is not None,
             has_evidence_js=parts.evidence_asset("EVIDENCE_JS") is not None,
+            has_evidence=parts.evidence is not None,
             **context,
         )
         return HTMLResponse(html, status_code=status_code)
@@ -291,13 +293,13 @@ def create_app(store_path: str | Path) -> Starlette:
         run_id = request.path_params["run_id"]
         params = request.query_params
         by = _text(params, "by")
-        summary = data.summary(run_id, by=by)
+        summary = data.summary(run_id, by=by, all_sub_scores=params.get("subs") == "all")
         cases = data.case_page(summary.record.id, case_query(params))
         plots: dict[str, Markup] = {}
         for metric in summary.metrics:
             svg = parts.distribution(
                 summary.distributions.get(metric, []),
-                title=f"{metric} (n = {len(summary.distributions.get(metric, []))})",
+                title=metric,
                 lower_is_better=metric in summary.lower_is_better,
             )
             if svg is not None:
@@ -313,6 +315,7 @@ def create_app(store_path: str | Path) -> Starlette:
             "run.html",
             s=summary,
             run=summary.record,
+            judge_label=judge_label(summary.record.judge),
             cases=cases,
             plots=plots,
             suite=suite,

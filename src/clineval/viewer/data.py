@@ -31,6 +31,7 @@ from clineval.errors import ClinevalError, StoreError
 from clineval.model import AgentOutput, Case, ResultRecord, RunRecord, Score
 from clineval.redaction import redact, redact_json
 from clineval.results.aggregate import MISSING_GROUP, MetricAggregate, aggregate
+from clineval.results.render import SUB_SCORE_ROWS
 from clineval.store.sqlite import RunStore
 
 if TYPE_CHECKING:
@@ -114,6 +115,8 @@ class RunSummary:
     distributions: dict[str, list[float]]
     unscored: list[UnscoredReason]
     not_applicable: dict[str, int]
+    hidden_sub_scores: int = 0
+    """Sub-scores left out of the aggregates (every one is in the store and the exports)."""
 
 
 @dataclass(frozen=True)
@@ -227,11 +230,43 @@ class _LightResult:
     score: _LightScore
 
 
+def _limit_sub_scores(results: list[_LightResult]) -> tuple[list[_LightResult], int]:
+    """The results with at most :data:`SUB_SCORE_ROWS` sub-scores per metric (the first seen)."""
+    seen: dict[str, dict[str, None]] = defaultdict(dict)
+    valued: set[tuple[str, str]] = set()
+    for result in results:
+        for sub, value in result.score.sub_scores.items():
+            seen[result.metric].setdefault(sub)
+            if value is not None and result.score.status == "scored":
+                valued.add((result.metric, sub))
+    # the sub-scores aggregate() gives a row (those with a value), in its order
+    rows = {metric: [sub for sub in subs if (metric, sub) in valued] for metric, subs in seen.items()}
+    keep = {metric: set(subs[:SUB_SCORE_ROWS]) for metric, subs in rows.items()}
+    hidden = sum(max(0, len(subs) - SUB_SCORE_ROWS) for subs in rows.values())
+    if not hidden:
+        return results, 0
+    out = [
+        _LightResult(
+            r.case_id,
+            r.metric,
+            _LightScore(
+                r.score.status,
+                r.score.value,
+                {k: v for k, v in r.score.sub_scores.items() if k in keep[r.metric]},
+            ),
+        )
+        if any(k not in keep[r.metric] for k in r.score.sub_scores)
+        else r
+        for r in results
+    ]
+    return out, hidden
+
+
 def _masked_record(record: RunRecord) -> RunRecord:
     return RunRecord.model_validate_json(redact_json(record.model_dump_json()))
 
 
-def _judge_label(judge: dict[str, Any] | None) -> str | None:
+def judge_label(judge: dict[str, Any] | None) -> str | None:
     if not judge:
         return None
     kind = judge.get("kind") or judge.get("provider") or judge.get("type")
@@ -340,14 +375,16 @@ class ViewerData:
                 dataset_source=record.dataset.source,
                 fingerprint=record.dataset.fingerprint,
                 n_cases=record.dataset.n_cases,
-                judge=_judge_label(record.judge),
+                judge=judge_label(record.judge),
                 kind=_kind(record),
             )
             if _matches(row, filters):
                 out.append(row)
         return out
 
-    def summary(self, run_ref: str, *, by: str | None = None) -> RunSummary:
+    def summary(self, run_ref: str, *, by: str | None = None, all_sub_scores: bool = False) -> RunSummary:
+        """The run page's figures; sub-scores beyond :data:`SUB_SCORE_ROWS` per metric are left
+        out (as ``clineval show`` does) unless ``all_sub_scores``."""
         record = self.get_run(run_ref)
         run_id = record.id
         version = self._version(run_id)
@@ -357,11 +394,17 @@ class ViewerData:
             self._cached(("light", run_id, version), lambda: self._light_results(run_id)),
         )
         results, distributions = light
+        hidden_sub_scores = 0
+        if not all_sub_scores:
+            results, hidden_sub_scores = cast(
+                "tuple[list[_LightResult], int]",
+                self._cached(("limited", run_id, version), lambda: _limit_sub_scores(light[0])),
+            )
         metric_order = list(record.metrics)
         aggregates = cast(
             "list[MetricAggregate]",
             self._cached(
-                ("agg", run_id, version),
+                ("agg", run_id, all_sub_scores, version),
                 lambda: aggregate(cast("list[ResultRecord]", results), metric_order=metric_order),
             ),
         )
@@ -370,7 +413,7 @@ class ViewerData:
             by_groups = cast(
                 "list[MetricAggregate]",
                 self._cached(
-                    ("by", run_id, by, version),
+                    ("by", run_id, by, all_sub_scores, version),
                     lambda: self._grouped(run_id, results, by, metric_order),
                 ),
             )
@@ -412,6 +455,7 @@ class ViewerData:
                 for reason, n in reasons.most_common(20)
             ],
             not_applicable={str(k): int(v) for k, v in na.items()},
+            hidden_sub_scores=hidden_sub_scores,
         )
 
     def _light_results(self, run_id: str) -> tuple[list[_LightResult], dict[str, list[float]]]:
