@@ -41,6 +41,8 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -250,7 +252,7 @@ def _marked(
     bounds = sorted({0, len(text), *(s for s, _, _ in cover), *(e for _, e, _ in cover)})
     parts: list[Markup] = []
     n_mark = 0
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    for a, b in pairwise(bounds):
         if a == b:
             continue
         segment = text[a:b]
@@ -284,17 +286,23 @@ def _marked(
 # --------------------------------------------------------------------------- verdicts
 
 
-def _verdict(label: Any, reason: Any = None) -> tuple[str, str]:
-    """(css class, words) of an entailment verdict."""
+_GROUNDING_WORDS = {"entailed": "supported", "partly": "partly supported", "not entailed": "unsupported"}
+
+
+def _verdict(label: Any, reason: Any = None, *, grounding: bool = False) -> tuple[str, str]:
+    """(css class, words) of an entailment verdict; ``grounding`` words it as support."""
     label = str(label or "")
+    cls, words = "", ""
     if label == "entailed":
-        return "ev-v-entailed", "entailed"
-    if label == "partial":
-        return "ev-v-partial", "partly"
-    if label == "not_entailed" and reason == "incorrect":
-        return "ev-v-contradicted", "contradicted"
-    if label == "not_entailed":
-        return "ev-v-not-entailed", "not entailed"
+        cls, words = "ev-v-entailed", "entailed"
+    elif label == "partial":
+        cls, words = "ev-v-partial", "partly"
+    elif label == "not_entailed" and reason == "incorrect":
+        cls, words = "ev-v-contradicted", "contradicted"
+    elif label == "not_entailed":
+        cls, words = "ev-v-not-entailed", "not entailed"
+    if cls:
+        return cls, _GROUNDING_WORDS.get(words, words) if grounding else words
     return "ev-v-unknown", label.replace("_", " ") or "no verdict"
 
 
@@ -302,8 +310,8 @@ def _chip(text: str, cls: str, title: str | None = None) -> Markup:
     return h("span", text, class_=f"ev-chip {cls}", title=title)
 
 
-def _verdict_chip(label: Any, reason: Any = None) -> Markup:
-    cls, words = _verdict(label, reason)
+def _verdict_chip(label: Any, reason: Any = None, *, grounding: bool = False) -> Markup:
+    cls, words = _verdict(label, reason, grounding=grounding)
     return _chip(words, cls)
 
 
@@ -338,7 +346,11 @@ def _reason(reason: Any, other: str | None = None) -> Markup:
 
 
 def _tone(value: float | None, lower_is_better: bool) -> str:
+    """Colour of a value on a 0-1 scale; a lower-is-better value (latency, cost) has no
+    known scale, so only its 0/1 flags (failure) are coloured."""
     if value is None or not 0.0 <= value <= 1.0:
+        return "ev-tone-neutral"
+    if lower_is_better and value not in (0.0, 1.0):
         return "ev-tone-neutral"
     good = 1.0 - value if lower_is_better else value
     if good >= 0.8:
@@ -387,7 +399,8 @@ def _status_note(result: ResultRecord) -> Markup | None:
         return h(
             "div",
             h("strong", "Unscored: "),
-            score.error or "no reason recorded",
+            re.sub(r"^\s*unscored\s*:\s*", "", score.error or "", flags=re.IGNORECASE)
+            or "no reason recorded",
             h(
                 "div",
                 "The metric could not score this case; this is not a 0 and is left out of means.",
@@ -727,7 +740,8 @@ def _render_tbfact(ctx: _Ctx) -> Markup:
     recall_text = "\n".join(f"- {_text(f.get('fact'))}" for f in recall) if recall else None
     if agent:
         response_candidates: list[tuple[str, str | None]] = [("agent's messages", agent_text)]
-        reference_candidates: list[tuple[str, str | None]] = [("reference facts", recall_text)]
+        # the patient's reference text is not stored with the case: no text to mark
+        reference_candidates: list[tuple[str, str | None]] = []
     else:
         response_candidates = [("response", case.response)]
         reference_candidates = [
@@ -875,7 +889,7 @@ def _render_grounding(ctx: _Ctx, rows: list[dict[str, Any]], key: str) -> Markup
     for i, row in enumerate(rows, start=1):
         text = _text(row.get(key))
         if "label" in row:
-            cls, words = _verdict(row.get("label"), row.get("reason"))
+            cls, words = _verdict(row.get("label"), row.get("reason"), grounding=True)
             title = words + (f": {_text(row.get('explanation'))}" if row.get("explanation") else "")
         else:
             cls, title = "ev-v-na", f"not judged ({_text(row.get('kind')) or 'not informative'})"
@@ -889,13 +903,13 @@ def _render_grounding(ctx: _Ctx, rows: list[dict[str, Any]], key: str) -> Markup
                 data_ev_targets=ctx.id("g", i),
             )
         )
-        spans.append(" ")
+        spans.append(Markup(" "))
     kind_word = "statements" if key == "statement" else "sentences"
     table_rows = []
     for i, row in enumerate(rows, start=1):
         row_id = ctx.id("g", i)
         if "label" in row:
-            verdict = _verdict_chip(row.get("label"), row.get("reason"))
+            verdict = _verdict_chip(row.get("label"), row.get("reason"), grounding=True)
             cls = _verdict(row.get("label"), row.get("reason"))[0]
         else:
             verdict = _chip(_text(row.get("kind")) or "not judged", "ev-v-na")
@@ -988,7 +1002,7 @@ def _render_grounding(ctx: _Ctx, rows: list[dict[str, Any]], key: str) -> Markup
 def _render_context_sentences(ctx: _Ctx) -> Markup:
     rows = _dicts(ctx.details.get("sentences"))
     items = []
-    for i, row in enumerate(rows, start=1):
+    for row in rows:
         relevant = bool(row.get("relevant"))
         items.append(
             h(
@@ -1035,8 +1049,13 @@ def _render_context_relevance(ctx: _Ctx) -> Markup:
             ),
             h("h4", "Question"),
             _block_text(ctx.case.input_text() if ctx.case.input is not None else None),
-            h("h4", "Contexts judged"),
-            blocks,
+            h(
+                "details",
+                h("summary", f"Contexts judged ({len(contexts or [])})"),
+                blocks,
+                class_="ev-fold",
+                open=not contexts,
+            ),
         ]
     )
 
@@ -1049,8 +1068,8 @@ def _yes_no(value: Any, yes: str, no: str) -> str:
 
 def _render_refusal(ctx: _Ctx) -> Markup:
     d = ctx.details
-    expectation = d.get("expectation") if isinstance(d.get("expectation"), dict) else {}
-    refusal = d.get("refusal") if isinstance(d.get("refusal"), dict) else {}
+    expectation: dict[str, Any] = d["expectation"] if isinstance(d.get("expectation"), dict) else {}
+    refusal: dict[str, Any] = d["refusal"] if isinstance(d.get("refusal"), dict) else {}
     should = expectation.get("should_refuse")
     refused = refusal.get("refused")
     agree = should is not None and refused is not None and bool(should) == bool(refused)
@@ -1256,11 +1275,11 @@ def _align_rows(
         by_ref[j] = _Row(i, j, status, _arg_diff(pred[i], ref[j]))
     # a missing reference call and an extra predicted call of the same tool: different arguments
     free_extra = list(extra)
+    names = [call.name if call is not None else None for call in pred]
     for j in missing:
-        name = ref[j].name if ref[j] is not None else None
-        hit = next(
-            (i for i in free_extra if pred[i] is not None and name is not None and pred[i].name == name), None
-        )  # type: ignore[union-attr]
+        wanted = ref[j]
+        name = wanted.name if wanted is not None else None
+        hit = next((i for i in free_extra if name is not None and names[i] == name), None)
         if hit is not None:
             free_extra.remove(hit)
             by_ref[j] = _Row(hit, j, "args", _arg_diff(pred[hit], ref[j]))
@@ -1424,6 +1443,7 @@ def _transcript(case: Case, prefix: str, annotations: Mapping[int, Markup] | Non
         return None
     items = []
     user_turn = 0
+    speakers: dict[str, int] = {}
     for k, message in enumerate(conversation.messages):
         if message.role == "system":
             continue
@@ -1464,22 +1484,31 @@ def _transcript(case: Case, prefix: str, annotations: Mapping[int, Markup] | Non
                 h(
                     "div",
                     h("span", message.speaker, class_="ev-speaker"),
-                    h("span", message.role, class_="ev-role"),
+                    h("span", message.role, class_="ev-role")
+                    if message.role.lower() != message.speaker.strip().lower()
+                    else None,
                     note,
                     class_="ev-msg-head",
                 ),
                 h("div", message.text, class_="ev-text") if message.text.strip() else None,
                 h("ul", calls, class_="ev-tool-calls") if calls else None,
-                class_=f"ev-msg ev-role-{message.role}",
+                class_=f"ev-msg ev-role-{message.role} ev-spk-{_speaker_index(speakers, message.speaker)}",
                 id=f"{prefix}-msg{k}",
             )
         )
     return h("ol", items, class_="ev-transcript")
 
 
+def _speaker_index(speakers: dict[str, int], speaker: str) -> int:
+    """A colour slot per speaker, in order of first appearance (deterministic)."""
+    return speakers.setdefault(speaker.strip().lower(), len(speakers) % 6)
+
+
 def _turns(turns: Sequence[Any], prefix: str) -> Markup:
     items = []
+    speakers: dict[str, int] = {}
     for k, turn in enumerate(turns):
+        slot = _speaker_index(speakers, turn.name or turn.role)
         calls = [
             h(
                 "li",
@@ -1494,12 +1523,12 @@ def _turns(turns: Sequence[Any], prefix: str) -> Markup:
                 h(
                     "div",
                     h("span", turn.name or turn.role, class_="ev-speaker"),
-                    h("span", turn.role, class_="ev-role"),
+                    h("span", turn.role, class_="ev-role") if turn.name else None,
                     class_="ev-msg-head",
                 ),
                 h("div", turn.content, class_="ev-text") if turn.content.strip() else None,
                 h("ul", calls, class_="ev-tool-calls") if calls else None,
-                class_=f"ev-msg ev-role-{turn.role}",
+                class_=f"ev-msg ev-role-{turn.role} ev-spk-{slot}",
                 id=f"{prefix}-msg{k}",
             )
         )
@@ -1576,7 +1605,7 @@ def _render_turns(ctx: _Ctx) -> Markup:
                 ),
                 transcript,
                 class_="ev-fold",
-                open=True,
+                open=any(r.get("correct") is False for r in rows),
             )
             if transcript is not None
             else None,
@@ -1652,39 +1681,65 @@ def _render_segments(ctx: _Ctx) -> Markup:
 
 def _render_source_support(ctx: _Ctx) -> Markup:
     facts = _dicts(ctx.details.get("facts"))
-    trs = []
-    for i, f in enumerate(facts, start=1):
+    head = h(
+        "thead",
+        h(
+            "tr",
+            h("th", "#", scope="col"),
+            h("th", "Fact", scope="col"),
+            h("th", "Importance · category", scope="col"),
+            h("th", "Best support", scope="col"),
+            h("th", "Document · evidence", scope="col"),
+        ),
+    )
+
+    def row(i: int, f: dict[str, Any]) -> Markup:
         cls, _ = _verdict(f.get("label"), f.get("reason"))
-        docs = _list(f.get("supporting_documents"))
-        trs.append(
+        docs = [_text(x) for x in _list(f.get("supporting_documents"))]
+        document = _text(f.get("document"))
+        also = [x for x in docs if x != document]
+        return h(
+            "tr",
+            h("td", str(i), class_="ev-col-n"),
             h(
-                "tr",
-                h("td", str(i), class_="ev-col-n"),
-                h("td", _text(f.get("fact")), class_="ev-fact"),
-                h("td", _text(f.get("category")) or "–"),
-                h("td", _importance_chip(f.get("importance"))),
-                h(
-                    "td",
-                    _verdict_chip(f.get("label"), f.get("reason")),
-                    _reason(f.get("reason"), "source documents"),
-                ),
-                h(
-                    "td",
-                    _text(f.get("document")) or _missing("none"),
-                    h("div", "entailed by: " + ", ".join(map(_text, docs)), class_="ev-hint")
-                    if docs
-                    else None,
-                ),
-                h(
-                    "td",
-                    h("q", _text(f.get("evidence")), class_="ev-quote")
-                    if f.get("evidence")
-                    else _missing("–"),
-                    h("div", _text(f.get("explanation")), class_="ev-why") if f.get("explanation") else None,
-                ),
-                class_=f"ev-fact-row {cls}",
-            )
+                "td",
+                h("div", _text(f.get("fact")), class_="ev-fact-text"),
+                h("div", _text(f.get("explanation")), class_="ev-why") if f.get("explanation") else None,
+                class_="ev-fact",
+            ),
+            h(
+                "td",
+                _importance_chip(f.get("importance")),
+                h("div", _text(f.get("category")) or "–", class_="ev-cat"),
+            ),
+            h(
+                "td",
+                _verdict_chip(f.get("label"), f.get("reason"), grounding=True),
+                h("div", _reason(f.get("reason"), "source documents"), class_="ev-reason-line")
+                if f.get("reason")
+                else None,
+                class_="ev-verdict",
+            ),
+            h(
+                "td",
+                h("div", h("code", document), class_="ev-doc") if document else _missing("no document"),
+                h("q", _text(f.get("evidence")), class_="ev-quote") if f.get("evidence") else None,
+                h("div", "also entailed by: " + ", ".join(also), class_="ev-hint") if also else None,
+                class_="ev-evidence",
+            ),
+            class_=f"ev-fact-row {cls}",
         )
+
+    def table(rows: Sequence[tuple[int, dict[str, Any]]]) -> Markup:
+        return h(
+            "div",
+            h("table", head, h("tbody", [row(i, f) for i, f in rows]), class_="ev-grid ev-facts"),
+            class_="ev-scroll",
+        )
+
+    numbered = list(enumerate(facts, start=1))
+    weak = [(i, f) for i, f in numbered if f.get("label") != "entailed"]
+    strong = [(i, f) for i, f in numbered if f.get("label") == "entailed"]
     d = ctx.details
     meta = [
         h("span", f"agent {d['agent']}", class_="ev-meta-item") if d.get("agent") else None,
@@ -1697,34 +1752,19 @@ def _render_source_support(ctx: _Ctx) -> Markup:
     return join(
         [
             h("div", [m for m in meta if m], class_="ev-meta"),
-            h("h4", "The agent's facts against the patient's source documents (unsupported first)"),
+            h("h4", f"Facts not fully supported by any source document ({len(weak)})"),
+            table(weak)
+            if weak
+            else h("p", "Every fact is entailed by a source document.", class_="ev-empty"),
             h(
-                "div",
-                h(
-                    "table",
-                    h(
-                        "thead",
-                        h(
-                            "tr",
-                            [
-                                h("th", c, scope="col")
-                                for c in (
-                                    "#",
-                                    "Fact",
-                                    "Category",
-                                    "Importance",
-                                    "Best verdict",
-                                    "Document",
-                                    "Evidence",
-                                )
-                            ],
-                        ),
-                    ),
-                    h("tbody", trs),
-                    class_="ev-grid ev-facts",
-                ),
-                class_="ev-scroll",
-            ),
+                "details",
+                h("summary", f"Facts entailed by a source document ({len(strong)})"),
+                table(strong),
+                class_="ev-fold",
+                open=not weak,
+            )
+            if strong
+            else None,
         ]
     )
 
@@ -1812,6 +1852,28 @@ _FINISH_WORDS = {
 }
 
 
+def _category(value: Any) -> str:
+    """A radiology tool category by name (``Organ Segmentor``), whatever form it is stored in."""
+    if value is None:
+        return ""
+    try:
+        from clineval.environments.radbench.vocab import CATEGORY_NAMES, Category
+
+        return CATEGORY_NAMES[Category(int(value))]
+    except Exception:
+        return _text(value)
+
+
+def _readable(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A radiology record (gap, NoCall) with categories by name and empty fields left out."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if value in (None, "", []):
+            continue
+        out[key.replace("_", " ")] = _category(value) if key == "category" else value
+    return out
+
+
 def _render_radbench(ctx: _Ctx, episode: Any) -> Markup:
     finish_words, finish_cls = _FINISH_WORDS.get(episode.finished, (episode.finished, "ev-v-na"))
     meta = [
@@ -1834,7 +1896,7 @@ def _render_radbench(ctx: _Ctx, episode: Any) -> Markup:
         ),
     ]
     if episode.gap is not None:
-        gap = episode.gap.model_dump(exclude_none=True)
+        gap = _readable(episode.gap.model_dump(mode="json"))
         parts.append(
             h(
                 "details",
@@ -1854,12 +1916,12 @@ def _render_radbench(ctx: _Ctx, episode: Any) -> Markup:
         plan_items = [
             h(
                 "li",
-                c,
+                _category(c),
                 class_="ev-chain-step " + ("ev-t-match" if k < len(gt) and gt[k] == c else "ev-t-args"),
             )
             for k, c in enumerate(chain)
         ]
-        gt_items = [h("li", c, class_="ev-chain-step") for c in gt]
+        gt_items = [h("li", _category(c), class_="ev-chain-step") for c in gt]
         parts.append(h("h4", "Plan: the chain of tool categories"))
         parts.append(
             h(
@@ -1899,7 +1961,7 @@ def _render_radbench(ctx: _Ctx, episode: Any) -> Markup:
         )
         card = {
             "tool": step.tool,
-            "category": step.category,
+            "category": _category(step.category),
             "inputs": ", ".join(step.inputs) if step.inputs else None,
             "performance": _fmt(step.score) if step.score is not None else None,
             "rank among suitable tools": f"{step.rank} of {step.n_suitable}"
@@ -1919,20 +1981,30 @@ def _render_radbench(ctx: _Ctx, episode: Any) -> Markup:
                 " ",
                 h("code", step.tool, class_="ev-call-name") if step.tool else None,
                 " ",
-                _chip("ok" if step.ok else (step.error_kind or "not ok").replace("_", " "), status_cls),
+                _chip(
+                    "declined"
+                    if step.action == "nocall"
+                    else "ok"
+                    if step.ok
+                    else (step.error_kind or "failed").replace("_", " "),
+                    "ev-v-partial" if step.action == "nocall" else status_cls,
+                ),
                 class_="ev-step-head",
             ),
-            _kv_table(card_rows) if card_rows else None,
         ]
+        new_html = (
+            h("div", h("h5", "Added to the memory bank"), _kv_table(new), class_="ev-memory-new")
+            if new
+            else None
+        )
+        body.append(h("div", _kv_table(card_rows) if card_rows else h("div"), new_html, class_="ev-two"))
         if step.error:
             body.append(h("p", step.error, class_="ev-why ev-error-text"))
         if step.nocall is not None:
-            nocall = {k: v for k, v in step.nocall.model_dump(exclude={"raw"}).items() if v not in (None, "")}
+            nocall = _readable(step.nocall.model_dump(mode="json", exclude={"raw"}))
             body.append(h("div", h("h5", "What the core says is missing"), _kv_table(nocall)))
         if step.built_tool:
             body.append(h("p", f"automated tool building added {step.built_tool}", class_="ev-hint"))
-        if new:
-            body.append(h("div", h("h5", "Added to the memory bank"), _kv_table(new), class_="ev-memory-new"))
         if step.reply:
             body.append(
                 h(
@@ -2049,7 +2121,7 @@ def _family(result: ResultRecord, case: Case) -> str:
         return "answer_relevance"
     if "expectation" in d or "refusal" in d:
         return "refusal"
-    if _TRAJ_KEYS <= set(d):
+    if set(d) >= _TRAJ_KEYS:
         return "trajectory"
     if "tool_name" in d and "positions" in d:
         return "single_tool"
@@ -2061,14 +2133,12 @@ def _family(result: ResultRecord, case: Case) -> str:
         return "source_support"
     if "scale_min" in d and "scale_max" in d:
         return "rating"
-    if _episode(case) is not None and (name == "radbench" or "finished" in d):
+    if name == "radbench" or (set(d) == {"finished"} and _episode(case) is not None):
         return "radbench"
     if _dicts(d.get("evaluations")):
         return "evaluations"
     if "retrieval" in d and (name.startswith("context_relevance") or "relevan" in name):
         return "context_relevance"
-    if _episode(case) is not None:
-        return "radbench"
     return "generic"
 
 
@@ -2327,239 +2397,8 @@ def render_case_texts(case: Case, *, id_prefix: str | None = None) -> Markup:
 # --------------------------------------------------------------------------- CSS and JS
 
 
-EVIDENCE_CSS = """
-.ev-result,.ev-case{--ev-green:#1e6b34;--ev-green-bg:#e3f3e7;--ev-amber:#7a4d00;--ev-amber-bg:#fff1cc;
- --ev-red:#a1261d;--ev-red-bg:#fde4e1;--ev-redstrong:#b3261e;--ev-grey:#5b6470;--ev-grey-bg:#eef0f3;
- --ev-line:#d9dde3;--ev-ink:#1d232b;--ev-blue:#1d4f91;
- font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--ev-ink)}
-.ev-result{border:1px solid var(--ev-line);border-radius:8px;padding:12px 16px;margin:0 0 16px;background:#fff}
-.ev-head{display:flex;align-items:center;gap:10px;flex-wrap:wrap}
-.ev-metric{font-size:16px;margin:0;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-.ev-value{font-weight:700;font-size:15px;padding:2px 10px;border-radius:12px;background:var(--ev-grey-bg)}
-.ev-tone-good{background:var(--ev-green-bg);color:var(--ev-green)}
-.ev-tone-mid{background:var(--ev-amber-bg);color:var(--ev-amber)}
-.ev-tone-bad{background:var(--ev-red-bg);color:var(--ev-red)}
-.ev-tone-neutral{background:var(--ev-grey-bg);color:var(--ev-ink)}
-.ev-value.ev-status-error{background:#fff;color:var(--ev-red);border:1px dashed var(--ev-red);font-weight:600}
-.ev-value.ev-status-na{background:#fff;color:var(--ev-grey);border:1px dashed var(--ev-grey);font-weight:600}
-.ev-label{font-size:13px;padding:1px 8px;border:1px solid var(--ev-line);border-radius:10px;color:var(--ev-grey)}
-.ev-family{font-size:12px;color:var(--ev-grey);margin-left:auto}
-.ev-status-box{border-left:4px solid var(--ev-grey);background:var(--ev-grey-bg);padding:8px 12px;margin:10px 0;border-radius:4px}
-.ev-status-box.ev-status-error{border-left-color:var(--ev-red);background:#fff6f5}
-.ev-status-box.ev-status-na{border-left-color:var(--ev-grey)}
-.ev-explanation{margin:8px 0;color:#303840}
-.ev-hint{font-size:12px;color:var(--ev-grey)}
-.ev-h-hint{font-weight:400;font-size:12px;color:var(--ev-grey)}
-.ev-why{font-size:12px;color:#48515c;margin-top:2px}
-.ev-missing{color:var(--ev-grey);font-style:italic}
-.ev-empty{color:var(--ev-grey);font-style:italic}
-.ev-result h4{font-size:14px;margin:14px 0 6px}
-.ev-result h5,.ev-case h5{font-size:13px;margin:8px 0 4px;color:#38414b}
-.ev-case h3{font-size:14px;margin:12px 0 4px;text-transform:uppercase;letter-spacing:.04em;color:var(--ev-grey)}
-.ev-text{white-space:pre-wrap;word-wrap:break-word;background:#fafbfc;border:1px solid #eceef1;border-radius:6px;padding:8px 10px;max-height:28em;overflow:auto}
-.ev-two{display:grid;grid-template-columns:1fr 1fr;gap:14px}
-@media (max-width:900px){.ev-two{grid-template-columns:1fr}}
-.ev-summary{margin:8px 0}
-.ev-stats{display:flex;gap:10px;flex-wrap:wrap}
-.ev-stat{display:inline-flex;align-items:baseline;gap:6px;border:1px solid var(--ev-line);border-radius:8px;padding:4px 10px}
-.ev-stat-name{font-weight:600}
-.ev-stat-value{font-weight:700;padding:0 6px;border-radius:6px}
-.ev-stat-n{font-size:12px;color:var(--ev-grey)}
-.ev-counts,.ev-legend{display:flex;gap:6px;flex-wrap:wrap;margin:8px 0}
-.ev-meta{display:flex;gap:6px;flex-wrap:wrap;margin:6px 0}
-.ev-meta-item{font-size:12px;color:var(--ev-grey);background:var(--ev-grey-bg);border-radius:4px;padding:1px 6px}
-.ev-notes{margin:4px 0;padding-left:20px;font-size:13px;color:var(--ev-amber)}
-.ev-chip{display:inline-block;font-size:12px;font-weight:600;padding:1px 8px;border-radius:10px;white-space:nowrap;background:var(--ev-grey-bg);color:var(--ev-grey)}
-.ev-chip.ev-v-entailed{background:var(--ev-green-bg);color:var(--ev-green)}
-.ev-chip.ev-v-partial{background:var(--ev-amber-bg);color:var(--ev-amber)}
-.ev-chip.ev-v-not-entailed{background:var(--ev-red-bg);color:var(--ev-red)}
-.ev-chip.ev-v-contradicted{background:var(--ev-redstrong);color:#fff}
-.ev-chip.ev-v-na,.ev-chip.ev-v-none,.ev-chip.ev-v-unknown{background:var(--ev-grey-bg);color:var(--ev-grey);font-weight:500}
-.ev-imp-high{background:#1d232b;color:#fff}
-.ev-imp-medium{background:#d5dae1;color:#1d232b}
-.ev-imp-low{background:#f1f3f5;color:var(--ev-grey);font-weight:500}
-.ev-reason{font-size:12px;font-weight:600;color:var(--ev-grey)}
-.ev-reason-incorrect{color:var(--ev-redstrong)}
-.ev-reason-missing{color:var(--ev-red)}
-.ev-support{display:block;font-size:11px;color:var(--ev-grey);margin-top:2px}
-.ev-scroll{overflow-x:auto}
-.ev-grid{border-collapse:collapse;width:100%;font-size:13px}
-.ev-grid th{text-align:left;font-weight:600;color:#38414b;background:#f5f6f8;border-bottom:1px solid var(--ev-line);padding:5px 8px}
-.ev-grid td{border-bottom:1px solid #eceef1;padding:6px 8px;vertical-align:top}
-.ev-col-n{width:2em;color:var(--ev-grey);text-align:right}
-.ev-fact{min-width:13em;max-width:34em}
-.ev-facts{table-layout:fixed}
-.ev-facts th:nth-child(1){width:2.2em}
-.ev-facts th:nth-child(2){width:34%}
-.ev-facts th:nth-child(3){width:8.5em}
-.ev-facts th:nth-child(4){width:9.5em}
-.ev-facts td{overflow-wrap:anywhere}
-.ev-facts .ev-fact,.ev-facts .ev-evidence{min-width:0;max-width:none}
-.ev-facts .ev-quote{display:-webkit-box;-webkit-line-clamp:4;-webkit-box-orient:vertical;overflow:hidden}
-.ev-facts tr:hover .ev-quote,.ev-facts tr:focus .ev-quote,.ev-facts tr.ev-active .ev-quote{-webkit-line-clamp:unset;display:block}
-.ev-cat{color:#38414b;font-size:12px;margin-top:2px}
-.ev-fact-row{border-left:4px solid transparent}
-.ev-fact-row.ev-v-contradicted td:first-child{box-shadow:inset 4px 0 var(--ev-redstrong)}
-.ev-fact-row.ev-v-not-entailed td:first-child{box-shadow:inset 4px 0 #e8a19a}
-.ev-fact-row.ev-v-partial td:first-child{box-shadow:inset 4px 0 #f0c14b}
-.ev-fact-row.ev-v-entailed td:first-child{box-shadow:inset 4px 0 #8fcf9f}
-.ev-fact-row[data-ev-targets]{cursor:pointer}
-.ev-fact-row:hover,.ev-fact-row:focus,.ev-fact-row.ev-active{background:#eef4ff;outline:none}
-.ev-quote{font-style:italic;color:#303840;quotes:"\\201C" "\\201D"}
-.ev-side{margin-top:14px;border-top:1px solid #eceef1;padding-top:4px}
-.ev-side{container-type:inline-size}
-.ev-pair{display:grid;grid-template-columns:1fr;gap:10px;align-items:start}
-@container (min-width:1150px){.ev-pair{grid-template-columns:minmax(0,3fr) minmax(0,2fr)}.ev-other{position:sticky;top:8px}}
-.ev-fact-text{font-weight:500}
-.ev-verdict{white-space:nowrap}
-.ev-reason-line{margin-top:2px}
-.ev-evidence{font-size:12px;min-width:11em;max-width:30em}
-.ev-other .ev-text{max-height:36em}
-.ev-mark{border-radius:3px;padding:0 1px;color:inherit;background:#e9ecef;border-bottom:2px solid #adb5bd}
-.ev-mark.ev-v-entailed{background:#d6efdc;border-bottom-color:#3f9a58}
-.ev-mark.ev-v-partial{background:#ffeab0;border-bottom-color:#d39e00}
-.ev-mark.ev-v-not-entailed{background:#fbd9d5;border-bottom-color:#d2665b}
-.ev-mark.ev-v-contradicted{background:#f7c3be;border-bottom-color:var(--ev-redstrong)}
-.ev-mark.ev-v-mixed{background:#e4ebf5;border-bottom:2px dashed #6b87ad}
-.ev-mark.ev-active,.ev-sent.ev-active{outline:2px solid var(--ev-blue);outline-offset:1px}
-.ev-ref{font-size:10px;font-weight:700;color:var(--ev-blue);margin-left:1px}
-.ev-answer{line-height:1.9;background:#fafbfc;border:1px solid #eceef1;border-radius:6px;padding:8px 10px}
-.ev-sent{border-radius:3px;padding:1px 2px;cursor:default}
-.ev-sent.ev-v-entailed{background:#d6efdc}
-.ev-sent.ev-v-partial{background:#ffeab0}
-.ev-sent.ev-v-not-entailed{background:#fbd9d5}
-.ev-sent.ev-v-contradicted{background:#f7c3be;text-decoration:underline wavy var(--ev-redstrong)}
-.ev-sent.ev-v-na{color:var(--ev-grey);background:transparent;border:1px dashed #ccd1d8}
-.ev-contexts{list-style:none;padding:0;margin:0}
-.ev-ctx{margin:0 0 8px}
-.ev-ctx-n{font-size:12px;font-weight:600;color:var(--ev-grey)}
-.ev-sentences{padding-left:22px}
-.ev-irrelevant{color:var(--ev-grey)}
-.ev-bar{position:relative;display:inline-block;width:120px;height:16px;background:var(--ev-grey-bg);border-radius:3px;vertical-align:middle}
-.ev-bar-fill{position:absolute;left:0;top:0;bottom:0;background:#9cc3ee;border-radius:3px}
-.ev-bar-text{position:relative;font-size:11px;padding-left:4px}
-.ev-kv{border-collapse:collapse;font-size:13px;margin:4px 0}
-.ev-kv th{text-align:left;font-weight:600;color:#38414b;padding:3px 10px 3px 0;vertical-align:top;white-space:nowrap}
-.ev-kv td{padding:3px 0;vertical-align:top}
-.ev-kv .ev-kv{margin:0}
-.ev-list{margin:0;padding-left:22px}
-.ev-num{font-variant-numeric:tabular-nums}
-.ev-bool{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
-.ev-str{white-space:pre-wrap;word-break:break-word}
-.ev-fold{margin:8px 0}
-.ev-fold>summary{cursor:pointer;color:var(--ev-blue);font-size:13px}
-.ev-raw>summary{color:var(--ev-grey)}
-.ev-subs{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px}
-.ev-sub{display:inline-flex;gap:4px}
-.ev-sub-name{color:var(--ev-grey)}
-.ev-sub-value{font-weight:600;font-variant-numeric:tabular-nums}
-.ev-traj td{width:45%}
-.ev-traj td.ev-t-status{width:10%;text-align:center;vertical-align:middle}
-.ev-t-row.ev-t-missing td:last-child{background:#fdf0ee}
-.ev-t-row.ev-t-extra td:first-child{background:#fdf0ee}
-.ev-t-row.ev-t-args td.ev-call{background:#fff8e1}
-.ev-t-row.ev-t-order td.ev-call{background:#fff8e1}
-.ev-chip.ev-t-match{background:var(--ev-green-bg);color:var(--ev-green)}
-.ev-chip.ev-t-order,.ev-chip.ev-t-args{background:var(--ev-amber-bg);color:var(--ev-amber)}
-.ev-chip.ev-t-missing,.ev-chip.ev-t-extra{background:var(--ev-red-bg);color:var(--ev-red)}
-.ev-call-n{color:var(--ev-grey);margin-right:4px;font-size:12px}
-.ev-call-name{font-weight:600;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-.ev-call-args{font-size:12px;color:#48515c;word-break:break-word}
-.ev-args{list-style:none;margin:2px 0 0;padding-left:14px;font-size:12px}
-.ev-arg-key{color:var(--ev-grey)}
-.ev-arg-diff{background:#ffe7a3;border-radius:3px}
-.ev-arg-diff::after{content:" \\2260";color:var(--ev-amber);font-weight:700}
-.ev-calls{padding-left:0;list-style:none;margin:0}
-.ev-calls .ev-call.ev-t-match{background:var(--ev-green-bg);border-radius:4px}
-.ev-pre{white-space:pre-wrap;word-break:break-word;font-size:12px;background:#f5f6f8;padding:6px 8px;border-radius:4px;max-height:20em;overflow:auto}
-.ev-transcript{list-style:none;padding:0;margin:6px 0}
-.ev-msg{border:1px solid #eceef1;border-radius:8px;padding:6px 10px;margin:0 0 6px;background:#fff}
-.ev-role-user{background:#f3f7fd;border-color:#d7e3f4}
-.ev-role-tool{background:#f8f8f8;font-size:13px}
-.ev-msg .ev-text{background:transparent;border:0;padding:2px 0;max-height:none}
-.ev-msg-head{display:flex;gap:8px;align-items:center;flex-wrap:wrap;font-size:12px}
-.ev-speaker{font-weight:700;font-size:13px}
-.ev-role{color:var(--ev-grey)}
-.ev-turn-n{font-weight:600;color:var(--ev-blue)}
-.ev-gold{color:#38414b}
-.ev-chosen{color:#38414b}
-.ev-tool-calls{margin:4px 0 0;padding-left:16px;font-size:12px}
-.ev-finish{margin:8px 0}
-.ev-chain{display:flex;flex-wrap:wrap;gap:4px;list-style:none;padding:0;margin:0}
-.ev-chain-step{border:1px solid var(--ev-line);border-radius:4px;padding:1px 8px;font-size:12px;background:#fafbfc}
-.ev-chain-step.ev-t-match{background:var(--ev-green-bg);border-color:#b9dfc3}
-.ev-chain-step.ev-t-args{background:var(--ev-amber-bg);border-color:#f0d58a}
-.ev-steps{list-style:none;padding:0;margin:0}
-.ev-step{border:1px solid var(--ev-line);border-left-width:4px;border-radius:6px;padding:6px 10px;margin:0 0 8px}
-.ev-step-call,.ev-step-endcall{border-left-color:#8fb8e8}
-.ev-step-nocall{border-left-color:#f0c14b}
-.ev-step-malformed{border-left-color:var(--ev-redstrong)}
-.ev-step-head{display:flex;gap:6px;align-items:center;flex-wrap:wrap}
-.ev-step-n{font-weight:700;font-size:13px}
-.ev-action{background:#dbe8f8;color:var(--ev-blue)}
-.ev-error-text{color:var(--ev-red)}
-.ev-memory-new{background:#f6faf6;border-radius:4px;padding:2px 8px}
-.ev-eval-row.ev-v-contradicted td:first-child{box-shadow:inset 4px 0 var(--ev-redstrong)}
-.ev-turn-row.ev-v-contradicted td:first-child{box-shadow:inset 4px 0 var(--ev-redstrong)}
-.ev-refusal.ev-disagree{background:#fff6f5}
-.ev-diff-missing,.ev-diff-extra{color:var(--ev-red)}
-.ev-flash{animation:ev-flash 1.2s ease-out}
-@keyframes ev-flash{0%{box-shadow:0 0 0 4px #7fb0f0}100%{box-shadow:0 0 0 0 transparent}}
-@media print{.ev-other{position:static}.ev-fold{display:block}}
-"""
-
-EVIDENCE_JS = r"""
-(function () {
-  if (window.__clinevalEvidence) { return; }
-  window.__clinevalEvidence = true;
-  function targets(el) {
-    var ids = (el.getAttribute('data-ev-targets') || '').split(/\s+/);
-    var out = [];
-    for (var i = 0; i < ids.length; i++) {
-      if (!ids[i]) { continue; }
-      var t = document.getElementById(ids[i]);
-      if (t) { out.push(t); }
-    }
-    return out;
-  }
-  function source(ev) {
-    var el = ev.target;
-    while (el && el !== document) {
-      if (el.nodeType === 1 && el.hasAttribute('data-ev-targets')) { return el; }
-      el = el.parentNode;
-    }
-    return null;
-  }
-  function set(el, on) {
-    var ts = targets(el);
-    for (var i = 0; i < ts.length; i++) {
-      if (on) { ts[i].classList.add('ev-active'); } else { ts[i].classList.remove('ev-active'); }
-    }
-    if (on) { el.classList.add('ev-active'); } else { el.classList.remove('ev-active'); }
-  }
-  document.addEventListener('mouseover', function (ev) { var el = source(ev); if (el) { set(el, true); } });
-  document.addEventListener('mouseout', function (ev) { var el = source(ev); if (el) { set(el, false); } });
-  document.addEventListener('focusin', function (ev) { var el = source(ev); if (el) { set(el, true); } });
-  document.addEventListener('focusout', function (ev) { var el = source(ev); if (el) { set(el, false); } });
-  function jump(el) {
-    var ts = targets(el);
-    if (!ts.length) { return; }
-    var t = ts[0];
-    if (t.scrollIntoView) { t.scrollIntoView({block: 'nearest', behavior: 'smooth'}); }
-    for (var i = 0; i < ts.length; i++) {
-      ts[i].classList.remove('ev-flash');
-      void ts[i].offsetWidth;
-      ts[i].classList.add('ev-flash');
-    }
-  }
-  document.addEventListener('click', function (ev) {
-    var el = source(ev);
-    if (el && !(ev.target.closest && ev.target.closest('a,summary,button'))) { jump(el); }
-  });
-  document.addEventListener('keydown', function (ev) {
-    if (ev.key !== 'Enter') { return; }
-    var el = source(ev);
-    if (el) { jump(el); }
-  });
-})();
-"""
+_ASSETS = Path(__file__).parent / "templates" / "evidence"
+#: The styles of every ``ev-`` class (served by the viewer, inlined by the report).
+EVIDENCE_CSS: str = (_ASSETS / "evidence.css").read_text(encoding="utf-8")
+#: Hover, focus and click linking of fact rows and evidence marks; plain JS, safe inline.
+EVIDENCE_JS: str = (_ASSETS / "evidence.js").read_text(encoding="utf-8")
