@@ -125,6 +125,7 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     listed = re.findall(r"^  (\S+)\s", proc.stdout.split("Commands:")[1], flags=re.M)
     expected = {"agreement", "calibrate", "compare", "conversations", "export", "facts", "metrics"}
     expected |= {"predict-ratings", "radbench", "run", "runs", "score", "show", "validate"}
+    expected |= {"report"}  # clineval report: the self-contained HTML report
     assert set(listed) == expected
 
 

@@ -115,6 +115,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "clineval.cli.radbench:radbench_group",
         "The radiology agent benchmark: records, tool-set conditions, agent cores, metrics (RadA-BenchPlat).",
     ),
+    "report": (
+        "clineval.cli.report:report_command",
+        "Write a run's results and the evidence of its worst cases as one self-contained HTML file.",
+    ),
     "validate": (
         "clineval.cli.suite:validate_command",
         "Check a suite or run file without running it; list every problem with its line.",
