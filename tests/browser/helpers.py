@@ -251,12 +251,15 @@ def open_page(page: Any, viewer: Fixture, path: str) -> Any:
     return response
 
 
-def shot(page: Any, name: str, *, doc: str | None = None) -> Path:
-    """Save a full-page screenshot as tests/browser/screenshots/NAME.png; with
-    CLINEVAL_UPDATE_SCREENSHOTS=1 and `doc`, copy it to docs/images/DOC."""
+def shot(page: Any, name: str, *, doc: str | None = None, element: Any = None) -> Path:
+    """Save a screenshot as tests/browser/screenshots/NAME.png: the whole page, or one element
+    (a Playwright locator); with CLINEVAL_UPDATE_SCREENSHOTS=1 and `doc`, copy it to docs/images/DOC."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    if element is not None:
+        element.screenshot(path=str(path))
+    else:
+        page.screenshot(path=str(path), full_page=True)
     if doc and os.environ.get("CLINEVAL_UPDATE_SCREENSHOTS") == "1":
         DOC_IMAGES.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, DOC_IMAGES / doc)
