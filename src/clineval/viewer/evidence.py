@@ -606,7 +606,8 @@ def _tbfact_summary(ctx: _Ctx, precision: list[dict[str, Any]], recall: list[dic
     unsupported = sum(
         1 for f in precision if f.get("label") == "not_entailed" and f.get("reason") != "incorrect"
     )
-    omitted = [f for f in recall if f.get("label") == "not_entailed"]
+    omitted = [f for f in recall if f.get("label") == "not_entailed" and f.get("reason") == "missing"]
+    misstated = sum(1 for f in recall if f.get("label") == "not_entailed" and f.get("reason") != "missing")
     omitted_high = sum(1 for f in omitted if f.get("importance") == "high")
     partial_r = sum(1 for f in recall if f.get("label") == "partial")
     counts = [
@@ -625,6 +626,13 @@ def _tbfact_summary(ctx: _Ctx, precision: list[dict[str, Any]], recall: list[dic
             "ev-v-not-entailed" if omitted else "ev-v-none",
             "reference facts the response does not state",
         ),
+        _chip(
+            f"{misstated} stated otherwise",
+            "ev-v-not-entailed",
+            "reference facts the response states differently (conflicting or ambiguous)",
+        )
+        if misstated
+        else None,
         _chip(
             f"{partial_r} partly stated",
             "ev-v-partial" if partial_r else "ev-v-none",
@@ -744,11 +752,14 @@ def _render_tbfact(ctx: _Ctx) -> Markup:
         reference_candidates: list[tuple[str, str | None]] = []
     else:
         response_candidates = [("response", case.response)]
-        reference_candidates = [
-            ("reference", case.reference),
-            ("gold facts", gold_text),
-            ("reference facts", recall_text),
-        ]
+        # what TBFact checked the response's facts against: the reference, else the
+        # curated facts as a list (the case's gold facts or a reference_facts file)
+        if case.reference is not None:
+            reference_candidates = [("reference", case.reference)]
+        elif gold_text is not None:
+            reference_candidates = [("gold facts", gold_text), ("reference facts", recall_text)]
+        else:
+            reference_candidates = [("reference facts", recall_text)]
     sections = [_tbfact_summary(ctx, precision, recall)]
     sides = (
         (
@@ -791,9 +802,13 @@ def _render_tbfact(ctx: _Ctx) -> Markup:
         marks_of: dict[str, list[str]] = {}
         found: set[str] = set()
         other_name = other
+        not_found = False
         if chosen is not None:
             other_name, other_text = chosen
             marked_html, marks_of, found = _marked(other_text, quotes, ctx.id(side, "t"))
+            if not found:
+                # nothing quoted is in the stored text: the judge read another text
+                not_found, marked_html = any(q.quote.strip() for q in quotes), None
         table = _fact_table(
             ctx,
             side,
@@ -813,7 +828,10 @@ def _render_tbfact(ctx: _Ctx) -> Markup:
             if marked_html is not None
             else h(
                 "p",
-                f"The {other} the judge read is not stored with this case; "
+                f"None of the quotations is in the {other_name} stored with this case "
+                "(the judge read another text); they are shown in the table."
+                if not_found
+                else f"The {other} the judge read is not stored with this case; "
                 "the quotations are shown in the table.",
                 class_="ev-hint",
             )
@@ -2230,7 +2248,7 @@ def render_evidence(
     if result.score.status == "error":
         body = None if family not in ("radbench",) else body
     status = result.score.status
-    sub_limit = 0 if family in ("tbfact", "radbench") else 8
+    sub_limit = 0 if family in ("tbfact", "radbench", "evaluations") else 8
     parts: list[Any] = [
         _header(result, lower_is_better, _FAMILY_TITLES.get(family, "")),
         _status_note(result),
@@ -2252,7 +2270,7 @@ def render_evidence(
         parts.append(_sub_scores(result, limit=None if status == "scored" else 8))
         details_html = _value_html(details) if details else None
         if details_html is not None:
-            long = len(json.dumps(details, default=str)) > 1500
+            long = len(details) > _LONG_ROWS or len(json.dumps(details, default=str)) > 1500
             parts.append(
                 h("details", h("summary", "Details"), details_html, class_="ev-fold ev-raw", open=not long)
             )
