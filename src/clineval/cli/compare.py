@@ -7,12 +7,18 @@ so that ``clineval --help`` stays fast); see docs/comparing.md.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from clineval.cli.common import _require_store, err, friendly, out, store_option, write_text_file
 from clineval.cli.gating import GATE_FAILED, incomplete_message, incomplete_warning, run_completeness
-from clineval.errors import IncompleteRunError
+from clineval.errors import ConfigError, IncompleteRunError
+
+if TYPE_CHECKING:
+    from clineval.compare import Comparison
+    from clineval.results.result import EvalResult
 
 
 @click.command(name="compare")
@@ -39,6 +45,17 @@ from clineval.errors import IncompleteRunError
     type=click.Path(dir_okay=False),
     help="Also write the comparison as JSON to this file ('-': JSON on standard output only).",
 )
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    help="Also write the comparison as one self-contained HTML file, with the evidence of the changed cases.",
+)
+@click.option(
+    "--png-dir",
+    type=click.Path(file_okay=False),
+    help="With --html: also write the forest plot as PNG (288 dpi) into this folder.",
+)
 @click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when any metric regressed.")
 @store_option
 @friendly
@@ -49,6 +66,8 @@ def compare_command(
     metrics: tuple[str, ...],
     sub_scores: bool,
     json_path: str | None,
+    html_path: str | None,
+    png_dir: str | None,
     fail_on_regression: bool,
     store_path: str,
 ) -> None:
@@ -60,6 +79,8 @@ def compare_command(
     from clineval import api
     from clineval.compare import compare_runs, print_comparison
 
+    if png_dir and not html_path:
+        raise ConfigError("--png-dir goes with --html FILE")
     _require_store(store_path)
     baseline = api.load_run(run_a, store=store_path)
     candidate = api.load_run(run_b, store=store_path)
@@ -88,5 +109,24 @@ def compare_command(
         print_comparison(comparison, out)
         if json_path:
             write_text_file(json_path, text, "--json")
+    if html_path:
+        _write_html(comparison, baseline, candidate, html_path, png_dir)
     if fail_on_regression and comparison.regressed:
         sys.exit(GATE_FAILED)
+
+
+def _write_html(
+    comparison: Comparison, baseline: EvalResult, candidate: EvalResult, path: str, png_dir: str | None
+) -> None:
+    """``--html``: the comparison with both runs' evidence of the changed cases, in one file."""
+    from clineval.cli.common import cannot_write
+    from clineval.cli.report import print_written, write_report_file
+    from clineval.viewer.report import compare_report_html
+
+    written: list[Path] = []
+    try:
+        html = compare_report_html(comparison, baseline, candidate, png_dir=png_dir, written=written)
+    except OSError as exc:  # the PNG folder
+        raise ConfigError(cannot_write("--png-dir", png_dir or "", exc)) from None
+    print_written(written)
+    write_report_file(path, html, "--html")

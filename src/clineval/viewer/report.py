@@ -401,17 +401,27 @@ def _x_label(metric: str) -> str:
     return "seconds" if metric == "latency" else "score"
 
 
-_GENERIC_VIEW = re.compile(r'^\s*<section[^>]*\bclass="[^"]*\bev-fam-generic\b')
+_FAMILY = re.compile(r'^\s*<section[^>]*\bclass="[^"]*\bev-fam-([\w-]+)')
 
 
-def _open_fold(metric: str, record: ResultRecord, main: Sequence[str], evidence: Markup) -> bool:
+def _view_family(evidence: Markup) -> str:
+    """The evidence view a block was drawn with (``ev-fam-...``): tbfact, trajectory, generic, ..."""
+    match = _FAMILY.match(str(evidence))
+    return match.group(1) if match else "generic"
+
+
+def _open_fold(record: ResultRecord, main: Sequence[str], family: str, opened: set[str]) -> bool:
     """Open a metric's evidence when it is a main metric below 1 with a view of its own
-    (facts, grounding, trajectories, ...); a generic table of details (ROUGE's, BLEU's
+    (facts, grounding, trajectories, ...), the first of its kind in the case (the five
+    trajectory metrics share one view); a generic table of details (ROUGE's, BLEU's
     counts) stays folded."""
     score = record.score
-    if metric not in main or score.status != "scored" or score.value is None or score.value >= 1:
+    if record.metric not in main or score.status != "scored" or score.value is None or score.value >= 1:
         return False
-    return _GENERIC_VIEW.match(str(evidence)) is None
+    if family == "generic" or family in opened:
+        return False
+    opened.add(family)
+    return True
 
 
 @dataclass
@@ -487,6 +497,7 @@ def run_report_html(
         prefix = f"c{item.index}"
         folds = []
         reasons: dict[str, list[str]] = {}
+        opened: set[str] = set()
         for metric in result.metrics:
             record = item.results.get(metric)
             if record is None:
@@ -501,7 +512,7 @@ def run_report_html(
                     metric=metric,
                     record=record,
                     evidence=evidence,
-                    open=_open_fold(metric, record, main, evidence),
+                    open=_open_fold(record, main, _view_family(evidence), opened),
                     lower_is_better=lower,
                 )
             )
@@ -562,13 +573,23 @@ class _Change:
 
 
 @dataclass
+class _Sides:
+    """One metric's evidence of a changed case in run A and in run B."""
+
+    metric: str
+    change: _Change
+    a: Markup | None
+    b: Markup | None
+
+
+@dataclass
 class _ChangedCase:
     case_id: str
     changes: list[_Change]
     anchor: str
     texts_a: Markup | None = None
     texts_b: Markup | None = None
-    sides: list[tuple[str, Markup | None, Markup | None]] = field(default_factory=list)
+    sides: list[_Sides] = field(default_factory=list)
 
     @property
     def largest(self) -> float:
@@ -587,6 +608,8 @@ def _changed_cases(comparison: Comparison, direction: str, limit: int) -> tuple[
     for item in comparison.metrics:
         if practically_unchanged(item):
             continue
+        if item.metric in AGENT_METRICS[:1] and item.verdict not in ("regressed", "improved"):
+            continue  # the agent's latency moving by milliseconds is no finding about a case
         changes = item.regressed_cases if direction == "worse" else item.improved_cases
         for change in changes:
             entry = found.setdefault(change.case_id, _ChangedCase(change.case_id, [], anchor=""))
@@ -670,10 +693,11 @@ def compare_report_html(
                     continue
                 seen.add(base)
                 entry.sides.append(
-                    (
-                        base,
-                        _side_evidence(baseline, cases_a, records_a, entry.case_id, base, f"{prefix}-a"),
-                        _side_evidence(candidate, cases_b, records_b, entry.case_id, base, f"{prefix}-b"),
+                    _Sides(
+                        metric=base,
+                        change=change,
+                        a=_side_evidence(baseline, cases_a, records_a, entry.case_id, base, f"{prefix}-a"),
+                        b=_side_evidence(candidate, cases_b, records_b, entry.case_id, base, f"{prefix}-b"),
                     )
                 )
         groups.append((direction, heading, changed, more))
