@@ -219,3 +219,25 @@ def test_clineval_view_errors(store: tuple[Path, dict[str, str]], tmp_path: Path
         busy = _cli("--store", str(store[0]), "--port", str(port), "--no-open", cwd=tmp_path)
         _, err = busy.communicate(timeout=60)
     assert busy.returncode == 2 and f"port {port} on 127.0.0.1 is already in use" in " ".join(err.split())
+
+
+def test_large_run_shows_intervals_when_ready(
+    store: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run of SYNC_CI_RESULTS results or more opens without its bootstrap intervals; the
+    page's script fetches the table with them from /runs/ID/aggregates."""
+    import clineval.viewer.data as data_module
+
+    monkeypatch.setattr(data_module, "SYNC_CI_RESULTS", 1)
+    run = store[1]["many"]
+    with TestClient(create_app(store[0])) as fresh:
+        page = fresh.get(f"/runs/{run}")
+        assert page.status_code == 200
+        assert "computing…" in page.text and f'data-fragment="/runs/{run}/aggregates"' in page.text
+        fragment = fresh.get(f"/runs/{run}/aggregates")
+        assert fragment.status_code == 200 and 'id="aggregates-table"' in fragment.text
+        assert "computing" not in fragment.text and "data-fragment" not in fragment.text
+        again = fresh.get(f"/runs/{run}")
+        assert "computing…" not in again.text
+        cells = re.findall(r'<td class="num ci">([^<]*)</td>', fragment.text)
+        assert cells == re.findall(r'<td class="num ci">([^<]*)</td>', again.text) and cells

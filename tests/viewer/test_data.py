@@ -135,3 +135,24 @@ def test_compare_reuses_compare_runs(data: ViewerData, store: tuple[Path, dict[s
     assert exact.n_paired == 2 and exact.delta == pytest.approx(0.5)
     assert [c.case_id for c in exact.improved_cases] == ["c2"]
     assert view.a.name == "first" and view.b.name == "second"
+
+
+def test_pending_intervals_keep_every_other_figure(
+    store: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import clineval.viewer.data as data_module
+
+    monkeypatch.setattr(data_module, "SYNC_CI_RESULTS", 1)
+    for name in ("first", "many", "tbfact"):
+        viewer = ViewerData(store[0])
+        try:
+            quick = viewer.summary(store[1][name], wait_for_cis=False)
+            full = viewer.summary(store[1][name])
+        finally:
+            viewer.close()
+        assert quick.cis_pending and not full.cis_pending
+        assert all(a.ci_low is None for a in quick.aggregates)
+        strip = {"ci_low", "ci_high"}
+        assert [a.model_dump(exclude=strip) for a in quick.aggregates] == [
+            a.model_dump(exclude=strip) for a in full.aggregates
+        ]

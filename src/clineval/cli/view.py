@@ -74,7 +74,7 @@ def view_command(store_path: str, port: int, host: str, no_open: bool) -> None:
 
     from clineval.viewer.app import create_app
 
-    app = create_app(Path(store_path))  # opens the store read-only: a damaged store fails here
+    app = create_app(Path(store_path), warm=3)  # opens the store read-only: a damaged store fails here
     sock = _bind(host, port)
     url = _url(host, sock.getsockname()[1])
     if host not in _LOCAL_HOSTS:

@@ -22,12 +22,13 @@ import contextlib
 import datetime as _dt
 import importlib
 import math
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import jinja2
 from markupsafe import Markup, escape
@@ -222,14 +223,16 @@ def case_query(params: Mapping[str, str]) -> CaseQuery:
     )
 
 
-def linker(request: Request) -> Callable[..., str]:
-    """``link(page=2)``: this page's URL with some query parameters changed (``None`` drops one)."""
+def linker(request: Request, path: str | None = None) -> Callable[..., str]:
+    """``link(page=2)``: this page's URL (or ``path``) with some query parameters changed
+    (``None`` drops one)."""
     current = dict(request.query_params)
+    where = path if path is not None else request.url.path
 
     def link(**changes: Any) -> str:
         merged = {**current, **{k: v for k, v in changes.items()}}
         kept = {k: str(v) for k, v in merged.items() if v is not None and v != ""}
-        return request.url.path + ("?" + urlencode(kept) if kept else "")
+        return where + ("?" + urlencode(kept) if kept else "")
 
     return link
 
@@ -237,9 +240,11 @@ def linker(request: Request) -> Callable[..., str]:
 # --------------------------------------------------------------------------- the app
 
 
-def _lifespan(data: ViewerData) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+def _lifespan(data: ViewerData, warm: int) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if warm > 0:
+            threading.Thread(target=data.warm, args=(warm,), name="clineval-view-warm", daemon=True).start()
         try:
             yield
         finally:
@@ -248,8 +253,11 @@ def _lifespan(data: ViewerData) -> Callable[[Starlette], AbstractAsyncContextMan
     return lifespan
 
 
-def create_app(store_path: str | Path) -> Starlette:
-    """The viewer over the run store at ``store_path`` (opened read-only; it must exist)."""
+def create_app(store_path: str | Path, *, warm: int = 0) -> Starlette:
+    """The viewer over the run store at ``store_path`` (opened read-only; it must exist).
+
+    ``warm``: when the app starts, compute the aggregates of this many of the newest runs on
+    a background thread, so that their run pages open at once (``clineval view`` uses 3)."""
     path = Path(store_path)
     data = ViewerData(path)
     env = environment()
@@ -293,7 +301,12 @@ def create_app(store_path: str | Path) -> Starlette:
         run_id = request.path_params["run_id"]
         params = request.query_params
         by = _text(params, "by")
-        summary = data.summary(run_id, by=by, all_sub_scores=params.get("subs") == "all")
+        summary = data.summary(
+            run_id,
+            by=by,
+            all_sub_scores=params.get("subs") == "all",
+            wait_for_cis=params.get("cis") == "wait",
+        )
         cases = data.case_page(summary.record.id, case_query(params))
         plots: dict[str, Markup] = {}
         for metric in summary.metrics:
@@ -323,6 +336,16 @@ def create_app(store_path: str | Path) -> Starlette:
             page_sizes=PAGE_SIZES,
             statuses=_STATUSES,
         )
+
+    def aggregates_fragment(request: Request) -> Response:
+        """The aggregates table alone, with its intervals (the run page fetches it when they were pending)."""
+        all_subs = request.query_params.get("subs") == "all"
+        summary = data.summary(request.path_params["run_id"], all_sub_scores=all_subs)
+        run_path = "/runs/" + quote(summary.record.id, safe="")
+        html = env.get_template("_aggregates.html").render(
+            s=summary, link=linker(request, run_path), request=request
+        )
+        return HTMLResponse(html)
 
     def case_page(request: Request) -> Response:
         view = data.case(request.path_params["run_id"], request.path_params["case_id"])
@@ -430,6 +453,7 @@ def create_app(store_path: str | Path) -> Starlette:
     routes = [
         Route("/", runs_page, methods=["GET"]),
         Route("/runs/{run_id}", run_page, methods=["GET"]),
+        Route("/runs/{run_id}/aggregates", aggregates_fragment, methods=["GET"]),
         Route("/runs/{run_id}/cases/{case_id:path}", case_page, methods=["GET"]),
         Route("/compare", compare_page, methods=["GET"]),
         Route("/compare/case", compare_case_page, methods=["GET"]),
@@ -440,7 +464,7 @@ def create_app(store_path: str | Path) -> Starlette:
     app = Starlette(
         routes=routes,
         exception_handlers={NotFound: not_found, HTTPException: http_error},
-        lifespan=_lifespan(data),
+        lifespan=_lifespan(data, warm),
     )
     app.state.data = data
     app.state.store_path = shown_path

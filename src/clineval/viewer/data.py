@@ -23,6 +23,7 @@ import json
 import math
 import threading
 from collections import Counter, OrderedDict, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -46,6 +47,9 @@ DEFAULT_PAGE_SIZE = 50
 FULL_LOAD_MAX_CASES = 2000
 #: Metadata keys that are bookkeeping, not grouping fields.
 _HIDDEN_METADATA = ("suite_case", "agent_output")
+#: A run with this many results or more shows its aggregates at once and its bootstrap intervals
+#: when computed (about 0.2 s per metric of 10,000 values on a small machine).
+SYNC_CI_RESULTS = 20_000
 #: Characters of a case's input or response shown in the case table.
 PREVIEW_CHARS = 140
 
@@ -117,6 +121,8 @@ class RunSummary:
     not_applicable: dict[str, int]
     hidden_sub_scores: int = 0
     """Sub-scores left out of the aggregates (every one is in the store and the exports)."""
+    cis_pending: bool = False
+    """The aggregates lack their bootstrap intervals, being computed (see :meth:`ViewerData.summary`)."""
 
 
 @dataclass(frozen=True)
@@ -262,6 +268,77 @@ def _limit_sub_scores(results: list[_LightResult]) -> tuple[list[_LightResult], 
     return out, hidden
 
 
+def _aggregate(results: list[_LightResult], metric_order: list[str]) -> list[MetricAggregate]:
+    """:func:`aggregate` of the results, metric by metric on two threads (the bootstrap of a
+    10,000-case metric takes about 0.2 s and numpy releases the GIL for most of it); the
+    same rows, in the same order, as one call."""
+    by_metric: dict[str, list[_LightResult]] = defaultdict(list)
+    for result in results:
+        by_metric[result.metric].append(result)
+    order = list(dict.fromkeys([*(m for m in metric_order if m in by_metric), *by_metric]))
+
+    def one(metric: str) -> list[MetricAggregate]:
+        return aggregate(cast("list[ResultRecord]", by_metric[metric]), metric_order=[metric])
+
+    if len(results) < 5000 or len(order) < 2:
+        return [row for metric in order for row in one(metric)]
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="clineval-view-aggregate") as pool:
+        return [row for rows in pool.map(one, order) for row in rows]
+
+
+def _quick_aggregate(results: list[_LightResult], metric_order: list[str]) -> list[MetricAggregate]:
+    """The rows of :func:`aggregate` without the bootstrap intervals (counts, mean, SD, range)."""
+    import numpy as np
+
+    values: dict[str, list[float]] = defaultdict(list)
+    errors: Counter[str] = Counter()
+    na: Counter[str] = Counter()
+    order: dict[str, None] = dict.fromkeys(metric_order)
+    subs: dict[str, dict[str, None]] = defaultdict(dict)
+    for result in results:
+        score = result.score
+        order.setdefault(result.metric)
+        if score.status == "error":
+            errors[result.metric] += 1
+            continue
+        if score.status == "not_applicable":
+            na[result.metric] += 1
+            continue
+        if score.value is not None:
+            values[result.metric].append(score.value)
+        for sub, value in score.sub_scores.items():
+            subs[result.metric].setdefault(sub)
+            name = f"{result.metric}.{sub}"
+            if value is not None:
+                values[name].append(value)
+            else:
+                na[name] += 1
+
+    def row(name: str, data: list[float], n_errors: int, n_na: int) -> MetricAggregate:
+        array = np.asarray(data, dtype=float)
+        return MetricAggregate(
+            metric=name,
+            n=len(data) + n_errors + n_na,
+            scored=len(data),
+            errors=n_errors,
+            not_applicable=n_na,
+            mean=float(array.mean()) if data else None,
+            std=float(array.std(ddof=1)) if len(data) > 1 else None,
+            min=float(array.min()) if data else None,
+            max=float(array.max()) if data else None,
+        )
+
+    out: list[MetricAggregate] = []
+    for metric in order:
+        if metric in values or metric in errors or metric in na:
+            out.append(row(metric, values.get(metric, []), errors[metric], na[metric]))
+        for sub in subs[metric]:
+            name = f"{metric}.{sub}"
+            if values.get(name):
+                out.append(row(name, values[name], errors[metric], na[metric] + na[name]))
+    return out
+
+
 def _masked_record(record: RunRecord) -> RunRecord:
     return RunRecord.model_validate_json(redact_json(record.model_dump_json()))
 
@@ -316,22 +393,35 @@ class ViewerData:
         self.store = RunStore(self.path, readonly=True)
         self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._pending: dict[tuple[Any, ...], threading.Lock] = {}
 
     def close(self) -> None:
         self.store.close()
 
     # cache ----------------------------------------------------------------------------
 
+    def _has(self, key: tuple[Any, ...]) -> bool:
+        with self._cache_lock:
+            return key in self._cache
+
     def _cached(self, key: tuple[Any, ...], make: Any) -> Any:
+        """``make()``, computed once per key: a second request for a key being computed (by a
+        page or the warm-up) waits for that result instead of computing it again."""
         with self._cache_lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        value = make()
-        with self._cache_lock:
-            self._cache[key] = value
-            while len(self._cache) > 64:
-                self._cache.popitem(last=False)
+            pending = self._pending.setdefault(key, threading.Lock())
+        with pending:
+            with self._cache_lock:
+                if key in self._cache:
+                    return self._cache[key]
+            value = make()
+            with self._cache_lock:
+                self._cache[key] = value
+                self._pending.pop(key, None)
+                while len(self._cache) > 64:
+                    self._cache.popitem(last=False)
         return value
 
     def _version(self, run_id: str) -> tuple[Any, ...]:
@@ -343,6 +433,17 @@ class ViewerData:
             (run_id, run_id, run_id),
         )[0]
         return tuple(row)
+
+    def warm(self, runs: int = 3) -> None:
+        """Compute the aggregates of the newest ``runs`` runs ahead of their first page view
+        (run on a background thread when the viewer starts; errors are left to the page)."""
+        import scipy.stats  # noqa: F401  (the bootstrap's import, about 0.5 s, paid once here)
+
+        for record in self.store.list_runs(runs):
+            try:
+                self.summary(record.id)
+            except Exception:  # a damaged run shows its error on its own page
+                continue
 
     # runs -----------------------------------------------------------------------------
 
@@ -382,9 +483,20 @@ class ViewerData:
                 out.append(row)
         return out
 
-    def summary(self, run_ref: str, *, by: str | None = None, all_sub_scores: bool = False) -> RunSummary:
+    def summary(
+        self,
+        run_ref: str,
+        *,
+        by: str | None = None,
+        all_sub_scores: bool = False,
+        wait_for_cis: bool = True,
+    ) -> RunSummary:
         """The run page's figures; sub-scores beyond :data:`SUB_SCORE_ROWS` per metric are left
-        out (as ``clineval show`` does) unless ``all_sub_scores``."""
+        out (as ``clineval show`` does) unless ``all_sub_scores``.
+
+        ``wait_for_cis=False``: for a run of :data:`SYNC_CI_RESULTS` results or more whose
+        aggregates are not computed yet, return them at once without the bootstrap intervals
+        (``cis_pending``) and compute them on a thread."""
         record = self.get_run(run_ref)
         run_id = record.id
         version = self._version(run_id)
@@ -401,13 +513,23 @@ class ViewerData:
                 self._cached(("limited", run_id, version), lambda: _limit_sub_scores(light[0])),
             )
         metric_order = list(record.metrics)
-        aggregates = cast(
-            "list[MetricAggregate]",
-            self._cached(
-                ("agg", run_id, all_sub_scores, version),
-                lambda: aggregate(cast("list[ResultRecord]", results), metric_order=metric_order),
-            ),
-        )
+        key = ("agg", run_id, all_sub_scores, version)
+        cis_pending = False
+        if wait_for_cis or len(results) < SYNC_CI_RESULTS or self._has(key):
+            aggregates = cast(
+                "list[MetricAggregate]", self._cached(key, lambda: _aggregate(results, metric_order))
+            )
+        else:
+            # A large run seen for the first time: the figures now, the intervals when ready
+            # (computed on a thread; the page fetches them from /runs/ID/aggregates).
+            aggregates = _quick_aggregate(results, metric_order)
+            cis_pending = True
+            threading.Thread(
+                target=self._cached,
+                args=(key, lambda: _aggregate(results, metric_order)),
+                name="clineval-view-cis",
+                daemon=True,
+            ).start()
         by_groups: list[MetricAggregate] = []
         if by:
             by_groups = cast(
@@ -456,6 +578,7 @@ class ViewerData:
             ],
             not_applicable={str(k): int(v) for k, v in na.items()},
             hidden_sub_scores=hidden_sub_scores,
+            cis_pending=cis_pending,
         )
 
     def _light_results(self, run_id: str) -> tuple[list[_LightResult], dict[str, list[float]]]:
@@ -463,7 +586,10 @@ class ViewerData:
         results: list[_LightResult] = []
         values: dict[str, list[float]] = defaultdict(list)
         for case_id, metric, status, value, subs in self.store.query(
-            "SELECT r.case_id, r.metric, r.status, r.value, json_extract(r.score, '$.sub_scores')"
+            # the order of load_run(): the same values in the same order give the same bootstrap CI
+            "SELECT r.case_id, r.metric, r.status, r.value,"
+            " CASE WHEN instr(r.score, '\"sub_scores\":{}') THEN NULL"
+            " ELSE json_extract(r.score, '$.sub_scores') END"
             " FROM results r LEFT JOIN cases c ON c.run_id = r.run_id AND c.case_id = r.case_id"
             " WHERE r.run_id = ? ORDER BY c.idx, r.metric",
             (run_id,),

@@ -15,3 +15,25 @@
     update();
   }
 })();
+
+// The run page of a large run first shows its aggregates without the bootstrap intervals;
+// fetch the table with them when they are ready (the server computes them meanwhile).
+(function () {
+  "use strict";
+  var body = document.querySelector("#aggregates-body[data-fragment]");
+  if (!body || !window.fetch) return;
+  var url = body.getAttribute("data-fragment");
+  var tries = 0;
+  var load = function () {
+    fetch(url, { headers: { "Accept": "text/html" } })
+      .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.text(); })
+      .then(function (html) {
+        var box = document.createElement("div");
+        box.innerHTML = html;
+        var fresh = box.querySelector("#aggregates-body");
+        if (fresh) body.replaceWith(fresh);
+      })
+      .catch(function () { if (++tries < 3) setTimeout(load, 1000); });
+  };
+  load();
+})();
