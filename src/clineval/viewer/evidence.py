@@ -661,6 +661,14 @@ def _tbfact_summary(ctx: _Ctx, precision: list[dict[str, Any]], recall: list[dic
         h("div", counts, class_="ev-counts"),
         h("div", [m for m in meta if m], class_="ev-meta"),
         h("ul", notes, class_="ev-notes") if notes else None,
+        h(
+            "p",
+            "Point at or click a fact to light up the words it was checked against; the small "
+            "numbers in the texts are fact numbers.",
+            class_="ev-hint",
+        )
+        if precision or recall
+        else None,
         class_="ev-summary",
     )
 
