@@ -92,7 +92,7 @@ class Fixture:
 _SAVED = re.compile(r"Saved as run (\S+?)\.?\s")
 
 
-def _clineval_bin() -> str:
+def clineval_bin() -> str:
     exe = Path(sys.executable).with_name("clineval")
     return str(exe) if exe.exists() else "clineval"
 
@@ -142,33 +142,33 @@ def build_store(workdir: Path) -> Fixture:
     script_data, img_data = _write_markup_data(workdir)
     s = ["--store", str(store), "-q"]
     chain_a = [
-        ("quickstart", [_clineval_bin(), "run", str(EXAMPLES / "quickstart" / "quickstart.yaml"), *s]),
-        ("patient_qa", [_clineval_bin(), "run", str(EXAMPLES / "quickstart" / "patient_qa.yaml"), *s]),
+        ("quickstart", [clineval_bin(), "run", str(EXAMPLES / "quickstart" / "quickstart.yaml"), *s]),
+        ("patient_qa", [clineval_bin(), "run", str(EXAMPLES / "quickstart" / "patient_qa.yaml"), *s]),
         (
             "xss_script",
-            [_clineval_bin(), "run", "-d", str(script_data), "-m", "token_f1,exact_match",
+            [clineval_bin(), "run", "-d", str(script_data), "-m", "token_f1,exact_match",
              "--name", f"markup {SCRIPT_XSS}", "--tag", f"note={SCRIPT_XSS}", *s],
         ),
         (
             "xss_img",
-            [_clineval_bin(), "run", "-d", str(img_data), "-m", "token_f1,exact_match",
+            [clineval_bin(), "run", "-d", str(img_data), "-m", "token_f1,exact_match",
              "--name", f"markup {IMG_XSS}", *s],
         ),
     ]  # fmt: skip
     chain_b = [
-        ("prior_auth", [_clineval_bin(), "run", str(EXAMPLES / "prior_auth" / "suite.yaml"), *s]),
+        ("prior_auth", [clineval_bin(), "run", str(EXAMPLES / "prior_auth" / "suite.yaml"), *s]),
         (
             "prior_auth_regressed",
-            [_clineval_bin(), "run", str(EXAMPLES / "prior_auth" / "suite_regressed.yaml"), *s],
+            [clineval_bin(), "run", str(EXAMPLES / "prior_auth" / "suite_regressed.yaml"), *s],
         ),
         (
             "tumor_board",
-            [_clineval_bin(), "conversations", "simulate", str(tumor_board / "simulate.yaml"),
+            [clineval_bin(), "conversations", "simulate", str(tumor_board / "simulate.yaml"),
              "--trials", "1", *s],
         ),
         (
             "radbench",
-            [_clineval_bin(), "radbench", "run", "--core", "greedy", "-n", "2",
+            [clineval_bin(), "radbench", "run", "--core", "greedy", "-n", "2",
              "--condition", "baseline", "--condition", "insufficient_1", "--concurrency", "2", *s],
         ),
     ]  # fmt: skip
@@ -199,7 +199,7 @@ _URL = re.compile(r"https?://127\.0\.0\.1:(\d+)\S*")
 
 
 def view_command(fx: Fixture) -> list[str]:
-    return [_clineval_bin(), "view", "--store", str(fx.store), "--port", "0", "--no-open"]
+    return [clineval_bin(), "view", "--store", str(fx.store), "--port", "0", "--no-open"]
 
 
 def start_viewer(fx: Fixture) -> subprocess.Popen[str]:
@@ -251,16 +251,22 @@ def open_page(page: Any, viewer: Fixture, path: str) -> Any:
     return response
 
 
-def shot(page: Any, name: str, *, doc: str | None = None, element: Any = None) -> Path:
-    """Save a screenshot as tests/browser/screenshots/NAME.png: the whole page, or one element
-    (a Playwright locator); with CLINEVAL_UPDATE_SCREENSHOTS=1 and `doc`, copy it to docs/images/DOC."""
+def shot(
+    page: Any, name: str, *, doc: str | None = None, element: Any = None, full_page: bool = True
+) -> Path:
+    """Save a screenshot as tests/browser/screenshots/NAME.png: the whole page (or the window,
+    or one element, a Playwright locator). With CLINEVAL_UPDATE_SCREENSHOTS=1 and `doc`, also
+    docs/images/DOC: the element, or the window at the top of the page (a readable size)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     if element is not None:
         element.screenshot(path=str(path))
     else:
-        page.screenshot(path=str(path), full_page=True)
+        page.screenshot(path=str(path), full_page=full_page)
     if doc and os.environ.get("CLINEVAL_UPDATE_SCREENSHOTS") == "1":
         DOC_IMAGES.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, DOC_IMAGES / doc)
+        if element is None and full_page:
+            page.screenshot(path=str(DOC_IMAGES / doc))
+        else:
+            shutil.copyfile(path, DOC_IMAGES / doc)
     return path
