@@ -289,6 +289,11 @@ def test_ids_are_deterministic_and_prefixed() -> None:
     ids_b = {n.attrs["id"] for n in b.iter() if "id" in n.attrs}
     assert ids_a and not ids_a & ids_b
     assert all(i.startswith("ev-") for i in ids_a)
+    # without a prefix, the same metric of two runs on one page (compare) keeps ids apart too
+    other = result.model_copy(update={"run_id": "r2"})
+    page = str(render_evidence(case, result)) + str(render_evidence(case, other))
+    page += str(render_case_texts(case)) + str(render_case_texts(case))
+    parse(page)  # asserts no duplicate id
 
 
 # --------------------------------------------------------------------------- statuses and fallback

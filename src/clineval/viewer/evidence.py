@@ -1460,7 +1460,9 @@ def _conversation(case: Case) -> Any:
         return None
 
 
-def _transcript(case: Case, prefix: str, annotations: Mapping[int, Markup] | None = None) -> Markup | None:
+def _transcript(
+    case: Case, prefix: str | None, annotations: Mapping[int, Markup] | None = None
+) -> Markup | None:
     """The conversation of a case, message by message; ``annotations`` by user-turn number (1-based)."""
     conversation = _conversation(case)
     if conversation is None:
@@ -1519,7 +1521,7 @@ def _transcript(case: Case, prefix: str, annotations: Mapping[int, Markup] | Non
                 h("div", message.text, class_="ev-text") if message.text.strip() else None,
                 h("ul", calls, class_="ev-tool-calls") if calls else None,
                 class_=f"ev-msg ev-role-{message.role} ev-spk-{_speaker_index(speakers, message.speaker)}",
-                id=f"{prefix}-msg{k}",
+                id=f"{prefix}-msg{k}" if prefix else None,
             )
         )
     return h("ol", items, class_="ev-transcript")
@@ -1530,7 +1532,7 @@ def _speaker_index(speakers: dict[str, int], speaker: str) -> int:
     return speakers.setdefault(speaker.strip().lower(), len(speakers) % 6)
 
 
-def _turns(turns: Sequence[Any], prefix: str) -> Markup:
+def _turns(turns: Sequence[Any], prefix: str | None) -> Markup:
     items = []
     speakers: dict[str, int] = {}
     for k, turn in enumerate(turns):
@@ -1555,7 +1557,7 @@ def _turns(turns: Sequence[Any], prefix: str) -> Markup:
                 h("div", turn.content, class_="ev-text") if turn.content.strip() else None,
                 h("ul", calls, class_="ev-tool-calls") if calls else None,
                 class_=f"ev-msg ev-role-{turn.role} ev-spk-{slot}",
-                id=f"{prefix}-msg{k}",
+                id=f"{prefix}-msg{k}" if prefix else None,
             )
         )
     return h("ol", items, class_="ev-transcript")
@@ -2239,7 +2241,9 @@ def render_evidence(
     keeps ids apart when one page shows the same metric twice (two runs side by side).
     Never raises: a view that fails on unexpected details falls back to the generic table.
     """
-    prefix = "ev-" + (f"{_slug(id_prefix)}-" if id_prefix else "") + _slug(result.metric)
+    # without a prefix the run keeps ids apart when one page shows two runs' blocks
+    scope = _slug(id_prefix) if id_prefix else hashlib.sha1(result.run_id.encode("utf-8")).hexdigest()[:6]
+    prefix = f"ev-{scope}-{_slug(result.metric)}"
     details = result.score.details if isinstance(result.score.details, dict) else {}
     ctx = _Ctx(case=case, result=result, prefix=prefix, details=details)
     family = "generic"
@@ -2256,7 +2260,7 @@ def render_evidence(
     if result.score.status == "error":
         body = None if family not in ("radbench",) else body
     status = result.score.status
-    sub_limit = 0 if family in ("tbfact", "radbench", "evaluations") else 8
+    sub_limit: int | None = 0 if family in ("tbfact", "evaluations") else None if family == "radbench" else 8
     parts: list[Any] = [
         _header(result, lower_is_better, _FAMILY_TITLES.get(family, "")),
         _status_note(result),
@@ -2297,14 +2301,20 @@ def render_evidence(
 def render_case_texts(case: Case, *, id_prefix: str | None = None) -> Markup:
     """The case: input (a conversation turn by turn), response, reference, contexts, gold
     facts, trajectories, expected output and the agent run; missing and empty told apart."""
-    prefix = "ev-case" + (f"-{_slug(id_prefix)}" if id_prefix else "")
+    # ids only with a prefix: a page may show the same case of two runs
+    prefix = f"ev-case-{_slug(id_prefix)}" if id_prefix else None
     parts: list[Any] = []
-    transcript = _transcript(case, f"{prefix}-conv")
+    transcript = _transcript(case, f"{prefix}-conv" if prefix else None)
     if transcript is not None:
         parts.append(h("section", h("h3", "Conversation"), transcript, class_="ev-case-part"))
     elif isinstance(case.input, list):
         parts.append(
-            h("section", h("h3", "Input"), _turns(case.input, f"{prefix}-in"), class_="ev-case-part")
+            h(
+                "section",
+                h("h3", "Input"),
+                _turns(case.input, f"{prefix}-in" if prefix else None),
+                class_="ev-case-part",
+            )
         )
     else:
         parts.append(h("section", h("h3", "Input"), _block_text(case.input), class_="ev-case-part"))
