@@ -126,6 +126,7 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     expected = {"agreement", "calibrate", "compare", "conversations", "export", "facts", "metrics"}
     expected |= {"predict-ratings", "radbench", "run", "runs", "score", "show", "validate"}
     expected |= {"report"}  # clineval report: the self-contained HTML report
+    expected |= {"view"}  # clineval view: the local web viewer
     assert set(listed) == expected
 
 
