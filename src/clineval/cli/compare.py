@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 @click.option(
     "--html",
     "html_path",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),  # a folder is refused with one line when written,
     help="Also write the comparison as one self-contained HTML file, with the evidence of the changed cases.",
 )
 @click.option(

@@ -36,7 +36,7 @@ def print_written(paths: list[Path]) -> None:
     "--out",
     "-o",
     "out_path",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),  # a folder is refused with one line when written,
     help="The HTML file to write (default: clineval-report-RUN.html in the working directory).",
 )
 @click.option(
