@@ -229,6 +229,16 @@ class _LightScore:
     sub_scores: dict[str, float | None]
 
 
+@dataclass
+class _RunNumbers:
+    """What one pass over a run's results gives the run page (see ``ViewerData._light_results``)."""
+
+    results: list[_LightResult] = field(default_factory=list)
+    values: dict[str, list[float]] = field(default_factory=dict)
+    errors: list[tuple[str, str | None]] = field(default_factory=list)
+    not_applicable: dict[str, int] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
 class _LightResult:
     case_id: str
@@ -426,11 +436,11 @@ class ViewerData:
 
     def _version(self, run_id: str) -> tuple[Any, ...]:
         """Changes whenever the run's results or status change (the cache key of its aggregates)."""
+        # COUNT and MAX(rowid) read the primary-key index only; a new result has a new rowid
         row = self.store.query(
-            "SELECT (SELECT COUNT(*) FROM results WHERE run_id = ?),"
-            " (SELECT MAX(created_at) FROM results WHERE run_id = ?),"
-            " (SELECT status FROM runs WHERE id = ?)",
-            (run_id, run_id, run_id),
+            "SELECT COUNT(*), MAX(rowid), (SELECT status FROM runs WHERE id = ?1)"
+            " FROM results WHERE run_id = ?1",
+            (run_id,),
         )[0]
         return tuple(row)
 
@@ -502,15 +512,15 @@ class ViewerData:
         version = self._version(run_id)
         n_cases = int(self.store.query("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,))[0][0])
         light = cast(
-            "tuple[list[_LightResult], dict[str, list[float]]]",
+            "_RunNumbers",
             self._cached(("light", run_id, version), lambda: self._light_results(run_id)),
         )
-        results, distributions = light
+        results, distributions = light.results, light.values
         hidden_sub_scores = 0
         if not all_sub_scores:
             results, hidden_sub_scores = cast(
                 "tuple[list[_LightResult], int]",
-                self._cached(("limited", run_id, version), lambda: _limit_sub_scores(light[0])),
+                self._cached(("limited", run_id, version), lambda: _limit_sub_scores(light.results)),
             )
         metric_order = list(record.metrics)
         key = ("agg", run_id, all_sub_scores, version)
@@ -541,21 +551,11 @@ class ViewerData:
             )
         reasons: Counter[str] = Counter()
         reason_metrics: dict[str, dict[str, None]] = {}
-        for metric, error in self.store.query(
-            "SELECT metric, json_extract(score, '$.error') FROM results"
-            " WHERE run_id = ? AND status = 'error'",
-            (run_id,),
-        ):
+        for metric, error in light.errors:
             reason = redact(_short(str(error or "")))
             reasons[reason] += 1
             reason_metrics.setdefault(reason, {})[metric] = None
-        na = dict(
-            self.store.query(
-                "SELECT metric, COUNT(*) FROM results WHERE run_id = ? AND status = 'not_applicable'"
-                " GROUP BY metric",
-                (run_id,),
-            )
-        )
+        na = light.not_applicable
         metrics = list(
             dict.fromkeys([*record.metrics, *(a.metric for a in aggregates if "." not in a.metric)])
         )
@@ -581,24 +581,33 @@ class ViewerData:
             cis_pending=cis_pending,
         )
 
-    def _light_results(self, run_id: str) -> tuple[list[_LightResult], dict[str, list[float]]]:
-        """Every result's status, value and sub-scores (numbers only) and each metric's values."""
-        results: list[_LightResult] = []
+    def _light_results(self, run_id: str) -> _RunNumbers:
+        """One pass over the run's results: each one's status, value and sub-scores (numbers
+        only), each metric's values, the errors' messages and the not-applicable counts."""
+        numbers = _RunNumbers()
         values: dict[str, list[float]] = defaultdict(list)
-        for case_id, metric, status, value, subs in self.store.query(
+        na: Counter[str] = Counter()
+        for case_id, metric, status, value, subs, error in self.store.query(
             # the order of load_run(): the same values in the same order give the same bootstrap CI
             "SELECT r.case_id, r.metric, r.status, r.value,"
             " CASE WHEN instr(r.score, '\"sub_scores\":{}') THEN NULL"
-            " ELSE json_extract(r.score, '$.sub_scores') END"
+            " ELSE json_extract(r.score, '$.sub_scores') END,"
+            " CASE WHEN r.status = 'error' THEN json_extract(r.score, '$.error') END"
             " FROM results r LEFT JOIN cases c ON c.run_id = r.run_id AND c.case_id = r.case_id"
             " WHERE r.run_id = ? ORDER BY c.idx, r.metric",
             (run_id,),
         ):
             sub_scores: dict[str, float | None] = json.loads(subs) if subs and subs != "{}" else {}
-            results.append(_LightResult(case_id, metric, _LightScore(status, value, sub_scores)))
+            numbers.results.append(_LightResult(case_id, metric, _LightScore(status, value, sub_scores)))
             if status == "scored" and value is not None:
                 values[metric].append(float(value))
-        return results, dict(values)
+            elif status == "error":
+                numbers.errors.append((metric, error))
+            elif status == "not_applicable":
+                na[metric] += 1
+        numbers.values = dict(values)
+        numbers.not_applicable = dict(na)
+        return numbers
 
     def _grouped(
         self, run_id: str, results: list[_LightResult], by: str, metric_order: list[str]
