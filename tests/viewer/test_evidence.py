@@ -232,7 +232,7 @@ def test_tbfact_two_fact_tables_with_verdicts_and_marked_evidence() -> None:
     summary = tree.find("div", "ev-summary")
     assert [v.text for v in summary.find_all("span", "ev-stat-value")] == ["0.33", "0.17", "0.22"]
     counts = [c.text for c in summary.find("div", "ev-counts").find_all("span", "ev-chip")]
-    assert counts == ["1 contradicted", "1 unsupported", "1 omitted", "1 stated otherwise", "1 partly stated"]
+    assert counts == ["1 contradicted", "1 unsupported", "1 omitted", "1 misstated", "1 partly stated"]
 
 
 def test_tbfact_xss_in_facts_case_and_categories_is_text() -> None:

@@ -627,9 +627,9 @@ def _tbfact_summary(ctx: _Ctx, precision: list[dict[str, Any]], recall: list[dic
             "reference facts the response does not state",
         ),
         _chip(
-            f"{misstated} stated otherwise",
+            f"{misstated} misstated",
             "ev-v-not-entailed",
-            "reference facts the response states differently (conflicting or ambiguous)",
+            "reference facts the response states wrongly or ambiguously",
         )
         if misstated
         else None,
@@ -726,9 +726,7 @@ def _fact_table(
                     h("div", _reason(fact.get("reason"), other_name), class_="ev-reason-line")
                     if fact.get("reason")
                     else None,
-                    h("span", f"support {_fmt(support)}", class_="ev-support")
-                    if support is not None
-                    else None,
+                    h("span", f"support {support:.2f}", class_="ev-support") if support is not None else None,
                     class_="ev-verdict",
                 ),
                 h("td", evidence_html, class_="ev-evidence"),
@@ -953,7 +951,7 @@ def _render_grounding(ctx: _Ctx, rows: list[dict[str, Any]], key: str) -> Markup
                 h(
                     "td",
                     verdict,
-                    h("span", f"credit {_fmt(credit)}", class_="ev-support") if credit is not None else None,
+                    h("span", f"credit {credit:.2f}", class_="ev-support") if credit is not None else None,
                 ),
                 h(
                     "td",
