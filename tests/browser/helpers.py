@@ -44,6 +44,7 @@ EXAMPLES = ROOT / "examples"
 CHROMIUM = Path(os.environ.get("CLINEVAL_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 DOC_IMAGES = ROOT / "docs" / "images"
+MAX_SHOT_HEIGHT = 4000
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -154,6 +155,11 @@ def build_store(workdir: Path) -> Fixture:
             [clineval_bin(), "run", "-d", str(img_data), "-m", "token_f1,exact_match",
              "--name", f"markup {IMG_XSS}", *s],
         ),
+        (
+            "radbench",
+            [clineval_bin(), "radbench", "run", "--core", "greedy", "-n", "2",
+             "--condition", "baseline", "--condition", "insufficient_1", "--concurrency", "2", *s],
+        ),
     ]  # fmt: skip
     chain_b = [
         ("prior_auth", [clineval_bin(), "run", str(EXAMPLES / "prior_auth" / "suite.yaml"), *s]),
@@ -165,11 +171,6 @@ def build_store(workdir: Path) -> Fixture:
             "tumor_board",
             [clineval_bin(), "conversations", "simulate", str(tumor_board / "simulate.yaml"),
              "--trials", "1", *s],
-        ),
-        (
-            "radbench",
-            [clineval_bin(), "radbench", "run", "--core", "greedy", "-n", "2",
-             "--condition", "baseline", "--condition", "insufficient_1", "--concurrency", "2", *s],
         ),
     ]  # fmt: skip
     results: dict[str, dict[str, str]] = {}
@@ -261,8 +262,16 @@ def shot(
     path = SCREENSHOTS / f"{name}.png"
     if element is not None:
         element.screenshot(path=str(path))
+    elif full_page:
+        # the top MAX_SHOT_HEIGHT px of the page: tall pages (all sub-scores, long transcripts)
+        # would cost seconds each and be unreadable anyway
+        height = min(MAX_SHOT_HEIGHT, int(page.evaluate("document.documentElement.scrollHeight")))
+        width = int(page.evaluate("document.documentElement.scrollWidth"))
+        page.screenshot(
+            path=str(path), full_page=True, clip={"x": 0, "y": 0, "width": width, "height": height}
+        )
     else:
-        page.screenshot(path=str(path), full_page=full_page)
+        page.screenshot(path=str(path))
     if doc and os.environ.get("CLINEVAL_UPDATE_SCREENSHOTS") == "1":
         DOC_IMAGES.mkdir(parents=True, exist_ok=True)
         if element is None and full_page:

@@ -27,8 +27,8 @@ def test_runs_list_shows_every_run_newest_first(page: Any, viewer: Fixture) -> N
     expect(rows).to_have_count(len(viewer.runs))
     for name in ("quickstart", "patient_qa", "prior_auth", "tumor-board", "radbench greedy"):
         expect(page.locator("#runs-table").get_by_text(name, exact=True).first).to_be_visible()
-    ids = rows.evaluate_all("rows => rows.map(r => r.dataset.runId)")
-    assert ids == sorted(ids, reverse=True), "runs are not newest first"
+    created = rows.locator("td.nowrap").all_inner_texts()  # the Created column
+    assert len(created) == len(viewer.runs) and created == sorted(created, reverse=True), created
     expect(page.locator("#store-path")).to_have_text(str(viewer.store))
     shot(page, "runs", doc="viewer-runs.png")
 
