@@ -146,6 +146,10 @@ def test_static_files_and_no_traversal(client: TestClient, store: tuple[Path, di
     css = client.get("/static/viewer.css")
     assert css.status_code == 200 and "text/css" in css.headers["content-type"]
     assert client.get("/static/viewer.js").status_code == 200
+    evidence = pytest.importorskip("clineval.viewer.evidence")
+    served = client.get("/static/evidence.css")
+    assert served.status_code == 200 and served.text == evidence.EVIDENCE_CSS
+    assert client.get("/static/evidence.js").text == evidence.EVIDENCE_JS
     for url in (
         "/static/../app.py",
         "/static/%2e%2e/app.py",

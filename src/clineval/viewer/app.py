@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import importlib
+import inspect
 import math
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -149,6 +150,15 @@ def _fallback_texts(case: Case) -> Markup:
     return Markup("").join(parts)
 
 
+def _supported(function: Callable[..., Any], **options: Any) -> dict[str, Any]:
+    """The keyword options (not None) that ``function`` accepts."""
+    try:
+        accepted = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {k: v for k, v in options.items() if v is not None and k in accepted}
+
+
 class Parts:
     """The evidence and plot functions of engineers' modules when present, else fallbacks."""
 
@@ -156,13 +166,20 @@ class Parts:
         self.evidence = _optional("clineval.viewer.evidence")
         self.plots = _optional("clineval.viewer.plots")
 
-    def texts(self, case: Case) -> Markup:
+    def texts(self, case: Case, id_prefix: str | None = None) -> Markup:
         render = getattr(self.evidence, "render_case_texts", None)
-        return Markup(render(case)) if render is not None else _fallback_texts(case)
+        if render is None:
+            return _fallback_texts(case)
+        return Markup(render(case, **_supported(render, id_prefix=id_prefix)))
 
-    def result(self, case: Case, result: ResultRecord) -> Markup:
+    def result(
+        self, case: Case, result: ResultRecord, *, lower_is_better: bool = False, id_prefix: str | None = None
+    ) -> Markup:
         render = getattr(self.evidence, "render_evidence", None)
-        return Markup(render(case, result)) if render is not None else _fallback_evidence(result)
+        if render is None:
+            return _fallback_evidence(result)
+        options = _supported(render, lower_is_better=lower_is_better, id_prefix=id_prefix)
+        return Markup(render(case, result, **options))
 
     def distribution(self, values: list[float], title: str, lower_is_better: bool) -> Markup | None:
         plot = getattr(self.plots, "distribution_svg", None)
@@ -355,7 +372,10 @@ def create_app(store_path: str | Path, *, warm: int = 0) -> Starlette:
             v=view,
             run=view.record,
             texts=parts.texts(view.case),
-            evidence=[(r, parts.result(view.case, r)) for r in view.results],
+            evidence=[
+                (r, parts.result(view.case, r, lower_is_better=r.metric in view.record.lower_is_better))
+                for r in view.results
+            ],
         )
 
     def _pair(request: Request) -> tuple[str, str]:
@@ -393,6 +413,7 @@ def create_app(store_path: str | Path, *, warm: int = 0) -> Starlette:
             raise HTTPException(400, "which case? /compare/case?a=RUN&b=RUN&case=ID")
         va, vb = data.case(a, case_id), data.case(b, case_id)
         metrics = list(dict.fromkeys([*(r.metric for r in va.results), *(r.metric for r in vb.results)]))
+        lower = {*va.record.lower_is_better, *vb.record.lower_is_better}
         by_a = {r.metric: r for r in va.results}
         by_b = {r.metric: r for r in vb.results}
         rows = [
@@ -400,8 +421,12 @@ def create_app(store_path: str | Path, *, warm: int = 0) -> Starlette:
                 metric,
                 by_a.get(metric),
                 by_b.get(metric),
-                parts.result(va.case, by_a[metric]) if metric in by_a else None,
-                parts.result(vb.case, by_b[metric]) if metric in by_b else None,
+                parts.result(va.case, by_a[metric], lower_is_better=metric in lower, id_prefix="a")
+                if metric in by_a
+                else None,
+                parts.result(vb.case, by_b[metric], lower_is_better=metric in lower, id_prefix="b")
+                if metric in by_b
+                else None,
             )
             for metric in metrics
         ]
@@ -413,8 +438,8 @@ def create_app(store_path: str | Path, *, warm: int = 0) -> Starlette:
             va=va,
             vb=vb,
             case_id=case_id,
-            texts_a=parts.texts(va.case),
-            texts_b=parts.texts(vb.case),
+            texts_a=parts.texts(va.case, id_prefix="a"),
+            texts_b=parts.texts(vb.case, id_prefix="b"),
             rows=rows,
         )
 
