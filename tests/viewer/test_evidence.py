@@ -567,6 +567,9 @@ def test_real_grounding_views(rag_run: clineval.EvalResult) -> None:
     twice = verdicts["Use the steroid drops twice a day for four weeks."]
     assert twice & {"ev-v-contradicted", "ev-v-not-entailed", "ev-v-partial"}
     assert cf.find("ol", "ev-contexts").find_all("mark")  # supporting spans in the context
+    # a sentence lights up its table row and the context words it was grounded in
+    targets = [cf.by_id(t) for t in sentences[2].attrs["data-ev-targets"].split()]
+    assert targets[0].tag == "tr" and any(t.tag == "mark" for t in targets[1:])
     faith = evidence_of(rag_run, "qa", "faithfulness")
     assert faith.find_all("tr", "ev-fact-row")
     assert "Contexts, with the quoted evidence marked" in faith.text

@@ -924,7 +924,7 @@ def _render_grounding(ctx: _Ctx, rows: list[dict[str, Any]], key: str) -> Markup
                 h("sup", str(i), class_="ev-ref"),
                 class_=f"ev-sent {cls}",
                 title=title,
-                data_ev_targets=ctx.id("g", i),
+                data_ev_targets=" ".join([ctx.id("g", i), *marks_of.get(ctx.id("g", i), [])]),
             )
         )
         spans.append(Markup(" "))
