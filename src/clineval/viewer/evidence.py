@@ -477,8 +477,18 @@ def _value_html(value: Any, depth: int = 0) -> Markup:
             return h("span", "[]", class_="ev-missing")
         if all(isinstance(v, Mapping) for v in value):
             table = _records_table(list(value), depth)
-        elif all(isinstance(v, str | int | float | bool) or v is None for v in value):
-            table = h("ol", [h("li", _value_html(v, depth + 1)) for v in value], class_="ev-list", start="0")
+        elif all(isinstance(v, str | int | float | bool) or v is None for v in value) and all(
+            len(_text(v)) <= 40 for v in value
+        ):
+            # short scalars (tokens, names, numbers) read best inline
+            inline = h(
+                "span",
+                ", ".join(_fmt(v, 3) if isinstance(v, float) else _text(v) for v in value),
+                class_="ev-inline-list",
+            )
+            if len(value) > 40:
+                return h("details", h("summary", f"{len(value)} items"), inline, class_="ev-fold")
+            return inline
         else:
             table = h("ol", [h("li", _value_html(v, depth + 1)) for v in value], class_="ev-list", start="0")
         if len(value) > _LONG_ROWS:
