@@ -153,14 +153,6 @@ def _preview(value: Any, limit: int = 110) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _wbr(text: str) -> Markup:
-    """A metric name that may break after its underscores and dots (narrow table headers)."""
-    return Markup("").join(
-        Markup("{}<wbr>").format(part) if part.endswith(("_", ".")) else escape(part)
-        for part in re.split(r"(?<=[_.])", text)
-    )
-
-
 def _slug(text: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
     return slug or "plot"
@@ -180,7 +172,6 @@ def _environment() -> Environment:
     env.filters["fmt_p"] = fmt_p
     env.filters["when"] = when
     env.filters["preview"] = _preview
-    env.filters["wbr"] = _wbr
     env.globals["duration"] = _duration
     return env
 
