@@ -228,6 +228,10 @@ def test_tbfact_two_fact_tables_with_verdicts_and_marked_evidence() -> None:
     assert contradicted.find("sup", "ev-ref").text == "2"
     # the recall side marks the response
     assert any(m.text.startswith("Stop aspirin.") for m in recall.find_all("mark"))
+    # a CSS-only switch hides the entailed facts of a side (present where there are some)
+    assert precision.find("input", "ev-only-problems").attrs["type"] == "checkbox"
+    assert not recall.find_all("input")
+    assert ".ev-side:has(.ev-only-problems:checked) tr.ev-fact-row.ev-v-entailed" in EVIDENCE_CSS
     # summary: figures and counts
     summary = tree.find("div", "ev-summary")
     assert [v.text for v in summary.find_all("span", "ev-stat-value")] == ["0.33", "0.17", "0.22"]

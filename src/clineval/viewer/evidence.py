@@ -79,12 +79,17 @@ def _content(child: Any) -> str:
     return str(escape(str(child)))
 
 
+_VOID = frozenset({"br", "hr", "input", "wbr"})
+
+
 def h(tag: str, *children: Any, **attrs: Any) -> Markup:
     """``<tag attrs>children</tag>``: text children are escaped, ``Markup`` kept as is.
 
     Attribute names: a trailing ``_`` is dropped (``class_``) and ``_`` becomes ``-``
     (``data_facts`` -> ``data-facts``).
     """
+    if tag in _VOID:
+        return Markup(f"<{tag}{_attrs(attrs)}>")
     return Markup(f"<{tag}{_attrs(attrs)}>{_content(list(children))}</{tag}>")
 
 
@@ -856,6 +861,14 @@ def _render_tbfact(ctx: _Ctx) -> Markup:
             h(
                 "section",
                 h("h4", title, " ", h("span", hint, class_="ev-h-hint")),
+                h(
+                    "label",
+                    h("input", type="checkbox", class_="ev-only-problems"),
+                    " show only the facts short of entailed",
+                    class_="ev-filter",
+                )
+                if any(f.get("label") == "entailed" for f in side_facts)
+                else None,
                 h("div", table, text_panel, class_="ev-pair"),
                 class_="ev-side",
                 data_side="precision" if side == "p" else "recall",
