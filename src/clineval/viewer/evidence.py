@@ -591,12 +591,7 @@ def _best_text(candidates: Sequence[tuple[str, str | None]], quotes: Sequence[st
         hits = sum(bool(locate(q, text)) for q in quotes if q)
         if best is None or hits > best[0]:
             best = (hits, name, text)
-    if best is None:
-        return None
-    if best[0] == 0 and any(q for q in quotes):
-        # nothing quoted is in any candidate: show the first one, unmarked
-        return best[1], best[2]
-    return best[1], best[2]
+    return None if best is None else (best[1], best[2])
 
 
 def _tbfact_summary(ctx: _Ctx, precision: list[dict[str, Any]], recall: list[dict[str, Any]]) -> Markup:
