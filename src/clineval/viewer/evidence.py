@@ -905,14 +905,14 @@ def _retrieval_line(details: Mapping[str, Any]) -> Markup | None:
     return h("span", ", ".join(parts), class_="ev-meta-item")
 
 
-def _grounding_legend() -> Markup:
+def _grounding_legend(with_kinds: bool) -> Markup:
     return h(
         "div",
         _chip("supported", "ev-v-entailed"),
         _chip("partly supported", "ev-v-partial"),
         _chip("unsupported", "ev-v-not-entailed"),
         _chip("contradicted", "ev-v-contradicted"),
-        _chip("not informative (not judged)", "ev-v-na"),
+        _chip("not informative (not judged)", "ev-v-na") if with_kinds else None,
         class_="ev-legend",
     )
 
@@ -1032,11 +1032,28 @@ def _render_grounding(ctx: _Ctx, rows: list[dict[str, Any]], key: str) -> Markup
         [
             h("div", [m for m in meta if m], class_="ev-meta"),
             h("h4", title),
-            _grounding_legend(),
+            _grounding_legend(key != "statement"),
             h("p", spans, class_="ev-answer") if rows else h("p", "No sentence.", class_="ev-empty"),
             table if rows else None,
-            h("h4", "Contexts, with the quoted evidence marked") if contexts_html is not None else None,
-            contexts_html,
+            (
+                h("h4", "Contexts, with the quoted evidence marked")
+                if found
+                else h("h4", "Contexts (no quotation of the judge is in them)")
+                if quotes and any(q.quote.strip() for q in quotes)
+                else None
+            )
+            if contexts_html is not None
+            else None,
+            contexts_html
+            if found
+            else h(
+                "details",
+                h("summary", f"Contexts ({len(ctx.case.contexts or [])})"),
+                contexts_html,
+                class_="ev-fold",
+            )
+            if contexts_html is not None
+            else None,
         ]
     )
 
@@ -1189,7 +1206,7 @@ def _render_answer_relevance(ctx: _Ctx) -> Markup:
         _block_text(ctx.case.input_text() if ctx.case.input is not None else None),
     ]
     why = d.get("noncommittal_explanation") or d.get("judge_explanation")
-    if why:
+    if why and _text(why) not in (ctx.result.score.explanation or ""):
         parts.append(h("p", h("strong", "Judge: "), _text(why), class_="ev-why"))
     questions = _dicts(d.get("questions"))
     sentences = _dicts(d.get("sentences"))
