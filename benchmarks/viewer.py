@@ -10,8 +10,9 @@ with ``urllib``. Printed side by side (median and best of ``--repeat`` requests)
 * the run page sorted by a metric's value, at case-table page 100 (sorting in SQL);
 * a case page (its texts and the evidence of every metric): target under 0.3 s;
 * the run page grouped by a metadata field (``?by=task``), first request (computed) and again;
-* the run page with nothing cached (in-process, no HTTP: what any run's first view costs
-  once the statistics libraries are loaded);
+* the run page with nothing cached (in-process, TestClient: what any run's first view costs
+  once the statistics libraries are loaded): as served (a run this large opens without its
+  bootstrap intervals, fetched by the page when ready) and waiting for the intervals;
 * peer, ``clineval show RUN``: the CLI's summary of the same run (loads every case);
 * peer, plain ``sqlite3``: reading the run's cases and results and decoding their JSON,
   with no framework: the cost of loading the whole run, which the pages avoid.
@@ -172,11 +173,29 @@ def main() -> None:
         data = client.app.state.data  # type: ignore[attr-defined]
         client.get(f"/runs/{run_id}")  # templates compiled, statistics imported
 
+        compute = data.compute_aggregates
+
         def uncached() -> None:
+            # as served, without the intervals' computation that follows the response (a browser
+            # has the page by then; TestClient would wait for it)
             data._cache.clear()
-            assert client.get(f"/runs/{run_id}").status_code == 200
+            data.compute_aggregates = lambda *args, **kwargs: None
+            try:
+                assert client.get(f"/runs/{run_id}").status_code == 200
+            finally:
+                data.compute_aggregates = compute
+
+        def uncached_with_intervals() -> None:
+            data._cache.clear()
+            assert client.get(f"/runs/{run_id}?cis=wait").status_code == 200
 
         rows.append(("run page, nothing cached (in-process)", timed(uncached, max(3, args.repeat // 2))))
+        rows.append(
+            (
+                "run page, nothing cached, waiting for the CIs",
+                timed(uncached_with_intervals, max(3, args.repeat // 2)),
+            )
+        )
 
     show = [*clineval_command(), "show", run_id, "--store", str(store)]
     rows.append(

@@ -34,6 +34,7 @@ from urllib.parse import quote, urlencode
 import jinja2
 from markupsafe import Markup, escape
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -340,7 +341,7 @@ def create_app(store_path: str | Path, *, warm: int = 0) -> Starlette:
             if summary.kind == "radbench"
             else None
         )
-        return page(
+        response = page(
             request,
             "run.html",
             s=summary,
@@ -353,6 +354,11 @@ def create_app(store_path: str | Path, *, warm: int = 0) -> Starlette:
             page_sizes=PAGE_SIZES,
             statuses=_STATUSES,
         )
+        if summary.cis_pending:  # computed once the page is sent; the page fetches them
+            response.background = BackgroundTask(
+                data.compute_aggregates, summary.record.id, all_sub_scores=params.get("subs") == "all"
+            )
+        return response
 
     def aggregates_fragment(request: Request) -> Response:
         """The aggregates table alone, with its intervals (the run page fetches it when they were pending)."""
