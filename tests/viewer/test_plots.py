@@ -52,6 +52,9 @@ def test_range_and_bins_of_values_outside_zero_one() -> None:
     # 3 values over 0.2..5.5: a round bin width of 2 (about 5 bins asked), range rounded out to 0..6
     assert plots.bins_and_range([0.2, 0.3, 5.5]) == (0.0, 6.0, 3)
     assert plots.bins_and_range([0.0, 1.0, 0.5]) == (0.0, 1.0, 10)
+    # seconds are no score: their own range (0.02-wide bins for values up to 0.078), not [0, 1]
+    low, high, bins = plots.bins_and_range([0.001, 0.003, 0.078], score_range=False)
+    assert (low, high, bins) == (0.0, pytest.approx(0.08), 4)
     low, high, bins = plots.bins_and_range([3.0, 3.0])
     assert (low, high, bins) == (pytest.approx(2.7), pytest.approx(3.3), 5)
 

@@ -202,6 +202,26 @@ def test_compare_html(store: Path, tmp_path: Path) -> None:
     assert proc.returncode == 2 and "--png-dir goes with --html" in proc.stderr
 
 
+def test_suite_and_radiology_benchmark_tables(tmp_path: Path) -> None:
+    """A suite run's report has the suite's case table; a benchmark run's, its summary."""
+    path = tmp_path / "s.db"
+    proc = _cli(["run", "examples/prior_auth/suite.yaml", "--store", str(path), "-q"], ROOT)
+    assert proc.returncode == 0, proc.stderr
+    args = ["radbench", "run", "--core", "greedy", "-n", "1", "--condition", "baseline", "--task", "1"]
+    proc = _cli([*args, "--store", str(path), "-q"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for ref, table, absent in (
+        ("latest~1", "suite-table", "radbench-table"),
+        ("latest", "radbench-table", "suite-table"),
+    ):
+        proc = _cli(["report", ref, "--store", str(path), "-o", "r.html", "--worst", "1"], tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        html = (tmp_path / "r.html").read_text(encoding="utf-8")
+        _self_contained(html)
+        assert f'id="{table}"' in html and f'id="{absent}"' not in html
+        assert len(re.findall(r'<section class="card case-evidence"', html)) == 1
+
+
 # --------------------------------------------------------------------------- in process
 
 

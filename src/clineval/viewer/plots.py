@@ -33,16 +33,17 @@ Anchor = Literal["start", "middle", "end"]
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 
-#: The palette (the viewer's CSS uses the same colours).
-INK = "#1f2937"
-MUTED = "#6b7280"
-GRID = "#e5e7eb"
-AXIS = "#9ca3af"
-BAR = "#5b7fa6"
+#: The palette: the viewer's CSS colours (static/viewer.css: --ink, --muted, --line, --accent,
+#: --fail, --pass), so that the plots look like the pages around them.
+INK = "#1d2430"
+MUTED = "#5f6b7a"
+GRID = "#dde2e8"
+AXIS = "#9aa4b2"
+BAR = "#4d7fbf"
 CI_FILL = "#f2b134"
-MEAN = "#111827"
-REGRESSED = "#c0392b"
-IMPROVED = "#2e7d32"
+MEAN = "#16243a"
+REGRESSED = "#b3261e"
+IMPROVED = "#1d7a3e"
 NEUTRAL = "#6b7280"
 
 #: The colour of each verdict of a comparison (see :mod:`clineval.compare.comparison`).
@@ -272,15 +273,17 @@ def histogram(values: Sequence[float], low: float, high: float, bins: int) -> li
     return counts
 
 
-def bins_and_range(values: Sequence[float], bins: int | None = None) -> tuple[float, float, int]:
+def bins_and_range(
+    values: Sequence[float], bins: int | None = None, *, score_range: bool = True
+) -> tuple[float, float, int]:
     """The histogram's range and bin count for ``values`` (not empty).
 
-    Scores within [0, 1]: [0, 1] in 10 bins. Other values: bins of a round width (about
-    ``ceil(sqrt(n))`` of them, 5 to 20) over the values' range rounded out to that width.
-    All values equal (outside [0, 1]): 5 bins centred on the value. ``bins`` forces the count.
+    Scores within [0, 1] (with ``score_range``): [0, 1] in 10 bins. Other values: bins of a
+    round width (about ``ceil(sqrt(n))`` of them, 5 to 20) over the values' range rounded
+    out to that width. All values equal: 5 bins centred on the value. ``bins`` forces the count.
     """
     low, high = min(values), max(values)
-    if low >= 0 and high <= 1:
+    if score_range and low >= 0 and high <= 1:
         return 0.0, 1.0, bins or 10
     if low == high:
         pad = abs(low) * 0.1 or 0.5
@@ -306,6 +309,7 @@ def distribution_plot(
     ci: tuple[float | None, float | None] | None = None,
     x_label: str = "score",
     unscored: int = 0,
+    score_range: bool = True,
 ) -> PlotSpec:
     """The layout of :func:`distribution_svg` (for :func:`to_png`)."""
     data = _finite(values)
@@ -329,7 +333,7 @@ def distribution_plot(
             Text((left + right) / 2, (top + bottom) / 2 + 4, message, 12, MUTED, "middle", css_class="empty")
         )
         return spec
-    low, high, bins = bins_and_range(data, bins)
+    low, high, bins = bins_and_range(data, bins, score_range=score_range)
     counts = histogram(data, low, high, bins)
     top_count = max(counts)
     average = mean if mean is not None and math.isfinite(mean) else sum(data) / len(data)
@@ -431,12 +435,14 @@ def distribution_svg(
     ci: tuple[float | None, float | None] | None = None,
     x_label: str = "score",
     unscored: int = 0,
+    score_range: bool = True,
 ) -> str:
     """A histogram of one metric's values as an inline ``<svg>``, with the mean and its CI marked.
 
     NaN, infinite and ``None`` values are left out; no value left gives a plot that says
     "no scored values" (not an exception). Scores within [0, 1] get 10 bins over [0, 1];
-    other values ``ceil(sqrt(n))`` bins (5 to 20) over their range rounded out. ``mean``
+    other values (and any with ``score_range=False``, e.g. seconds) about ``ceil(sqrt(n))``
+    bins of a round width (5 to 20) over their range rounded out. ``mean``
     defaults to the values' mean; ``ci`` (the aggregate's 95 % interval) is drawn as a band
     when given.
     """
@@ -451,6 +457,7 @@ def distribution_svg(
         ci=ci,
         x_label=x_label,
         unscored=unscored,
+        score_range=score_range,
     ).to_svg()
 
 

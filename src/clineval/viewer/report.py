@@ -472,6 +472,7 @@ def run_report_html(
             ci=(agg.ci_low, agg.ci_high) if agg and agg.ci_low is not None else None,
             x_label=_x_label(metric),
             unscored=unscored_counts.get(metric, 0),
+            score_range=metric != "latency",
         )
         specs.append((metric, spec))
     if png_dir is not None:
@@ -529,6 +530,8 @@ def run_report_html(
         plots=[(metric, Markup(spec.to_svg())) for metric, spec in specs],  # the SVG escapes its texts
         unscored_reasons=result.unscored_reasons(limit=20),
         not_applicable=_not_applicable(result),
+        suite=_suite_table(result),
+        radbench=_radbench_summary(result),
         metrics=result.metrics,
         main=main,
         table_rows=table_rows,
@@ -543,6 +546,49 @@ def run_report_html(
         generated=_generated(),
         has_evidence=_evidence_module() is not None,
     )
+
+
+@dataclass
+class _SuiteTable:
+    columns: list[str]
+    rows: list[list[str]]
+    disclaimer: str | None
+
+
+@dataclass
+class _RadbenchSummary:
+    metrics: list[str]
+    headers: dict[str, str]
+    groups: list[tuple[str, dict[str, tuple[float | None, float | None, float | None, int]]]]
+
+
+def _suite_table(result: EvalResult) -> _SuiteTable | None:
+    """A suite run's case table with the suite's own columns (as ``clineval run`` prints it)."""
+    if result.run.config.get("kind") != "suite":
+        return None
+    from clineval.suites.table import case_rows, disclaimer_of, table_spec
+
+    spec = table_spec(result)
+    if spec is None:
+        return None
+    rows = [[redact(cell) for cell in row] for row in case_rows(result, spec)]
+    return _SuiteTable(columns=list(spec), rows=rows, disclaimer=disclaimer_of(result))
+
+
+def _radbench_summary(result: EvalResult) -> _RadbenchSummary | None:
+    """A radiology-benchmark run's metrics per condition (``clineval radbench summary``)."""
+    environment = result.run.config.get("environment")
+    if not isinstance(environment, dict) or environment.get("kind") != "radbench":
+        return None
+    from clineval.cli.radbench import HEADERS, SUMMARY_METRICS
+    from clineval.environments.radbench.runner import metric_rows
+    from clineval.environments.radbench.stats import summarise
+
+    rows = summarise(metric_rows(result), by=("condition",), metrics=list(SUMMARY_METRICS))
+    groups: dict[str, dict[str, tuple[float | None, float | None, float | None, int]]] = {}
+    for row in rows:
+        groups.setdefault(" / ".join(row.group), {})[row.metric] = (row.mean, row.ci_low, row.ci_high, row.n)
+    return _RadbenchSummary(metrics=list(SUMMARY_METRICS), headers=dict(HEADERS), groups=list(groups.items()))
 
 
 def _not_applicable(result: EvalResult) -> dict[str, int]:
