@@ -495,7 +495,8 @@ def run_report_html(
             if record is None:
                 continue
             if record.score.status == "error" and not record.score.details:
-                reasons.setdefault(record.score.error or "no reason recorded", []).append(metric)
+                reason = (record.score.error or "no reason recorded").removeprefix("unscored: ")
+                reasons.setdefault(reason, []).append(metric)
                 continue
             lower = metric in run.lower_is_better
             evidence = _evidence(item.case, record, lower_is_better=lower, id_prefix=prefix)
