@@ -151,3 +151,14 @@ def test_case_navigation_next_and_previous(page: Any, viewer: Fixture) -> None:
     expect(
         page.get_by_role("heading", name=re.compile(r"^Case gbm-recurrence-review#trial1"))
     ).to_be_visible()
+
+
+def test_not_applicable_is_shown_as_such_not_as_zero(page: Any, viewer: Fixture) -> None:
+    # qa-004: the agent declines ("I'm sorry, I can't advise on that"): nothing to ground
+    open_page(page, viewer, f"/runs/{viewer.runs['patient_qa']}/cases/qa-004")
+    cf = page.locator("#metric-conversational_faithfulness")
+    expect(cf.get_by_text("Not applicable:")).to_be_visible()
+    expect(cf).to_contain_text("the answer has no informative sentence")
+    expect(cf).to_contain_text("this is not a 0 and is left out of means")
+    row = page.locator("#results-table tr[data-metric=conversational_faithfulness]")
+    expect(row.locator("td.num")).to_have_text("–")

@@ -33,12 +33,20 @@ def test_runs_list_shows_every_run_newest_first(page: Any, viewer: Fixture) -> N
     shot(page, "runs", doc="viewer-runs.png")
 
 
-def test_runs_list_filters_by_name(page: Any, viewer: Fixture) -> None:
+def test_runs_list_filters_by_name_tag_and_metric(page: Any, viewer: Fixture) -> None:
     open_page(page, viewer, "/")
     page.locator("#runs-filters input[name=name]").fill("prior_auth")
     page.locator("#runs-filters button[type=submit]").click()
     expect(page.locator("#runs-table tbody tr")).to_have_count(2)
     expect(page.locator("#runs-table tbody tr").first).to_contain_text(viewer.runs["prior_auth_regressed"])
+    open_page(page, viewer, "/?tag=example%3Dprior_auth")
+    expect(page.locator("#runs-table tbody tr")).to_have_count(2)
+    page.locator("#runs-filters input[name=tag]").fill("")
+    page.locator("#runs-filters select[name=metric]").select_option("radbench")
+    page.locator("#runs-filters button[type=submit]").click()
+    expect(page.locator("#runs-table tbody tr")).to_have_count(1)
+    expect(page.locator("#runs-table tbody tr")).to_contain_text("radbench greedy")
+    page.locator("#runs-filters select[name=metric]").select_option("")
     page.locator("#runs-filters input[name=name]").fill("no run has this name")
     page.locator("#runs-filters button[type=submit]").click()
     expect(page.locator("#no-runs")).to_have_text("No run matches the filters.")
