@@ -220,15 +220,6 @@ class CompareView:
 # --------------------------------------------------------------------------- helpers
 
 
-@dataclass(frozen=True, slots=True)
-class _LightScore:
-    """What :func:`aggregate` reads of a score, from the results table's columns."""
-
-    status: str
-    value: float | None
-    sub_scores: dict[str, float | None]
-
-
 @dataclass
 class _RunNumbers:
     """What one pass over a run's results gives the run page (see ``ViewerData._light_results``)."""
@@ -239,11 +230,24 @@ class _RunNumbers:
     not_applicable: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
 class _LightResult:
-    case_id: str
-    metric: str
-    score: _LightScore
+    """What :func:`aggregate` reads of a result and its score, from the results table's columns
+    (one object per result: ``result.score`` is the result itself)."""
+
+    __slots__ = ("case_id", "metric", "status", "sub_scores", "value")
+
+    def __init__(
+        self, case_id: str, metric: str, status: str, value: float | None, sub_scores: dict[str, float | None]
+    ):
+        self.case_id = case_id
+        self.metric = metric
+        self.status = status
+        self.value = value
+        self.sub_scores = sub_scores
+
+    @property
+    def score(self) -> _LightResult:
+        return self
 
 
 def _limit_sub_scores(results: list[_LightResult]) -> tuple[list[_LightResult], int]:
@@ -265,11 +269,9 @@ def _limit_sub_scores(results: list[_LightResult]) -> tuple[list[_LightResult], 
         _LightResult(
             r.case_id,
             r.metric,
-            _LightScore(
-                r.score.status,
-                r.score.value,
-                {k: v for k, v in r.score.sub_scores.items() if k in keep[r.metric]},
-            ),
+            r.status,
+            r.value,
+            {k: v for k, v in r.sub_scores.items() if k in keep[r.metric]},
         )
         if any(k not in keep[r.metric] for k in r.score.sub_scores)
         else r
@@ -672,7 +674,7 @@ class ViewerData:
             (run_id,),
         ):
             sub_scores: dict[str, float | None] = json.loads(subs) if subs and subs != "{}" else {}
-            numbers.results.append(_LightResult(case_id, metric, _LightScore(status, value, sub_scores)))
+            numbers.results.append(_LightResult(case_id, metric, status, value, sub_scores))
             if status == "scored" and value is not None:
                 values[metric].append(float(value))
             elif status == "error":
