@@ -79,3 +79,32 @@ def test_report_of_a_markup_run_shows_it_as_text(
     scripts = page.locator("script").evaluate_all("els => els.map(e => e.textContent)")
     assert not [s for s in scripts if "alert(1)" in s]
     assert not watch.dialogs
+
+
+def test_compare_report_shows_the_regressed_cases_offline(
+    page: Any, viewer: Fixture, tmp_path: Path, offline: list[str], watch: Watch
+) -> None:
+    a, b = viewer.runs["prior_auth"], viewer.runs["prior_auth_regressed"]
+    out = tmp_path / "compare.html"
+    proc = subprocess.run(
+        [clineval_bin(), "compare", a, b, "--store", str(viewer.store), "--html", str(out)],
+        cwd=viewer.workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.exists(), proc.stdout + proc.stderr
+    page.goto(out.as_uri())
+    table = page.locator("#compare-table")
+    expect(table).to_be_visible()
+    expect(table.locator("tr", has_text="FieldExact").locator(".verdict")).to_have_text("regressed")
+    worse = page.locator("#worse")
+    case = worse.locator("section.case-evidence[data-case-id='003-b']")
+    expect(case).to_be_visible()
+    expect(case.locator(".changes-list")).to_contain_text("Decision")
+    worse.get_by_role("button", name="Expand all").click()
+    expect(case.get_by_text("expected denied, got approved").first).to_be_visible()
+    shot(page, "compare-report", full_page=False)
+    assert all(url.startswith("file://") or url.startswith("data:") for url in offline), offline
+    assert not watch.errors, watch.errors
