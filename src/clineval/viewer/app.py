@@ -79,6 +79,13 @@ def fmt(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def signed(value: float | None) -> str:
+    """A change with its sign, ``+0.000`` (not ``-0.000``) when it rounds to nothing."""
+    if value is None:
+        return "–"
+    return f"{0.0 if abs(value) < 0.0005 else value:+.3f}"
+
+
 def fmt_p(value: float | None) -> str:
     if value is None:
         return "–"
@@ -108,6 +115,7 @@ def environment(templates: Path = TEMPLATE_DIR) -> jinja2.Environment:
     )
     env.filters["fmt"] = fmt
     env.filters["fmt_p"] = fmt_p
+    env.filters["signed"] = signed
     env.filters["when"] = when
     env.globals["duration"] = duration
     return env
