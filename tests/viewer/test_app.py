@@ -163,6 +163,16 @@ def test_static_files_and_no_traversal(client: TestClient, store: tuple[Path, di
         assert "import" not in response.text and "root:" not in response.text
 
 
+def test_only_local_host_names_when_asked(store: tuple[Path, dict[str, str]]) -> None:
+    """clineval view on localhost refuses a request addressed to another name (DNS rebinding)."""
+    app = create_app(store[0], allowed_hosts=["127.0.0.1", "localhost"])
+    with TestClient(app, base_url="http://127.0.0.1:8765") as local:
+        assert local.get("/").status_code == 200
+    with TestClient(app, base_url="http://attacker.example:8765") as remote:
+        response = remote.get("/")
+        assert response.status_code == 400 and 'id="runs-table"' not in response.text
+
+
 # --------------------------------------------------------------------------- the CLI
 
 

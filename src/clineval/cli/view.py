@@ -74,7 +74,9 @@ def view_command(store_path: str, port: int, host: str, no_open: bool) -> None:
 
     from clineval.viewer.app import create_app
 
-    app = create_app(Path(store_path), warm=3)  # opens the store read-only: a damaged store fails here
+    # On this machine only, answer only requests addressed to it by a local name (see create_app).
+    allowed = ["127.0.0.1", "localhost"] if host in ("127.0.0.1", "localhost") else None
+    app = create_app(Path(store_path), warm=3, allowed_hosts=allowed)  # a damaged store fails here
     sock = _bind(host, port)
     url = _url(host, sock.getsockname()[1])
     if host not in _LOCAL_HOSTS:

@@ -24,7 +24,7 @@ import importlib
 import inspect
 import math
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import ModuleType
@@ -36,6 +36,8 @@ from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
@@ -279,11 +281,16 @@ def _lifespan(data: ViewerData, warm: int) -> Callable[[Starlette], AbstractAsyn
     return lifespan
 
 
-def create_app(store_path: str | Path, *, warm: int = 0) -> Starlette:
+def create_app(
+    store_path: str | Path, *, warm: int = 0, allowed_hosts: Sequence[str] | None = None
+) -> Starlette:
     """The viewer over the run store at ``store_path`` (opened read-only; it must exist).
 
     ``warm``: when the app starts, compute the aggregates of this many of the newest runs on
-    a background thread, so that their run pages open at once (``clineval view`` uses 3)."""
+    a background thread, so that their run pages open at once (``clineval view`` uses 3).
+    ``allowed_hosts``: answer only requests whose ``Host`` is one of these (``clineval view``
+    on localhost allows only localhost names: a web page elsewhere cannot read the runs
+    through a DNS name rebound to 127.0.0.1)."""
     path = Path(store_path)
     data = ViewerData(path)
     env = environment()
@@ -500,8 +507,12 @@ def create_app(store_path: str | Path, *, warm: int = 0) -> Starlette:
         Route("/static/evidence.js", evidence_asset("EVIDENCE_JS", "text/javascript"), methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
     ]
+    middleware = []
+    if allowed_hosts is not None:
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
     app = Starlette(
         routes=routes,
+        middleware=middleware,
         exception_handlers={NotFound: not_found, HTTPException: http_error},
         lifespan=_lifespan(data, warm),
     )
