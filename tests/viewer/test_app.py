@@ -255,3 +255,29 @@ def test_large_run_shows_intervals_when_ready(
         assert "computing…" not in again.text
         cells = re.findall(r'<td class="num ci">([^<]*)</td>', fragment.text)
         assert cells == re.findall(r'<td class="num ci">([^<]*)</td>', again.text) and cells
+
+
+def test_empty_store_and_a_run_without_results(tmp_path: Path, store: tuple[Path, dict[str, str]]) -> None:
+    from clineval.model import Case
+    from clineval.store.sqlite import RunStore
+
+    empty = tmp_path / "empty.db"
+    RunStore(empty).close()
+    with TestClient(create_app(empty)) as client:
+        page = client.get("/")
+        assert page.status_code == 200 and "No runs in this store yet" in page.text
+
+    # a run whose process died before any result: listed as stopped, its page says so
+    with RunStore(store[0], readonly=True) as source:
+        record = source.get_run(store[1]["first"])
+    bare = tmp_path / "bare.db"
+    record = record.model_copy(update={"id": "bare-run", "status": "running", "name": "bare"})
+    with RunStore(bare) as target:
+        target.create_run(record, [Case(id="only", input="hello <b>there</b>")])
+    with TestClient(create_app(bare)) as client:
+        assert "status-stopped" in client.get("/").text
+        run = client.get("/runs/bare-run")
+        assert run.status_code == 200 and "No results yet." in run.text
+        assert 'data-case-id="only"' in run.text and "hello &lt;b&gt;there&lt;/b&gt;" in run.text
+        case = client.get("/runs/bare-run/cases/only")
+        assert case.status_code == 200 and "No results for this case yet." in case.text
