@@ -319,7 +319,7 @@ def create_app(
             dataset=_text(params, "dataset"),
         )
         every = data.runs()
-        runs = data.runs(filters)
+        runs = [row for row in every if filters.matches(row)]
         return page(
             request,
             "runs.html",

@@ -93,6 +93,9 @@ class RunFilters:
     dataset: str | None = None
     """Text in the dataset's source, or a prefix of its fingerprint."""
 
+    def matches(self, row: RunRow) -> bool:
+        return _matches(row, self)
+
 
 @dataclass(frozen=True)
 class UnscoredReason:
@@ -444,7 +447,7 @@ class ViewerData:
                 judge=judge_label(record.judge),
                 kind=_kind(record),
             )
-            if _matches(row, filters):
+            if filters.matches(row):
                 out.append(row)
         return out
 
