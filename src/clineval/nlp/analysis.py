@@ -221,7 +221,13 @@ _SYSTEM_LABEL = re.compile(
     r"^(?:constitutional|general|heent|head|eyes|ears|ent|neck|cardiovascular|cardiac|heart|respiratory|pulmonary|lungs"
     r"|chest|gastrointestinal|gi|abdomen|abdominal|genitourinary|gu|musculoskeletal|msk|extremities|skin|integumentary"
     r"|neurological|neurologic|neuro|psychiatric|psych|endocrine|hematologic|heme|lymphatic|allergic|immunologic"
-    r"|vitals|vital signs)\s*:\s*",
+    r"|vitals|vital signs"
+    # labels that file a statement by kind ("Diagnosis: NSTEMI", "Discharge medications: ...");
+    # not allergies or family history, which change what the statement means
+    r"|(?:(?:discharge|admission|admitting|primary|secondary|final|working|principal)\s+)?diagnos[ie]s"
+    r"|assessment|impression|plan|(?:(?:discharge|current|home)\s+)?medications|procedures?|treatment"
+    r"|problems?|problem list|chief complaint|reason for (?:admission|visit|referral)|indication"
+    r"|follow[- ]up|disposition)\s*:\s*",
     re.IGNORECASE,
 )
 
@@ -229,7 +235,8 @@ _SYSTEM_LABEL = re.compile(
 @lru_cache(maxsize=32768)
 def analyze(text: str) -> Analysis:
     """The analysis of ``text`` (cached). A body-system label in front ("Neurological:
-    denies dizziness") only files the statement and is left out of the terms."""
+    denies dizziness") or a label of the statement's kind ("Diagnosis: NSTEMI") only files
+    the statement and is left out of the terms."""
     text = text.strip()
     content = _SYSTEM_LABEL.sub("", text, count=1)
     normalized = normalize(content)

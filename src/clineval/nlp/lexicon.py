@@ -43,7 +43,27 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "breathing difficulty",
         "winded",
     ),
-    "myocardial_infarction": ("myocardial infarction", "heart attack", "mi", "stemi", "nstemi"),
+    "myocardial_infarction": ("myocardial infarction", "heart attack", "mi"),
+    # STEMI and NSTEMI are two different diagnoses, both myocardial infarctions: each is
+    # rewritten as its own term plus "myocardial_infarction", so "heart attack" is supported
+    # by either and one is never taken for the other (they are a contrast set below).
+    "stemi myocardial_infarction": (
+        "stemi",
+        "st elevation myocardial infarction",
+        "st segment elevation myocardial infarction",
+        "st elevation mi",
+    ),
+    "nstemi myocardial_infarction": (
+        "nstemi",
+        "non-stemi",
+        "non stemi",
+        "non-st elevation myocardial infarction",
+        "non st elevation myocardial infarction",
+        "non-st segment elevation myocardial infarction",
+        "non st segment elevation myocardial infarction",
+        "non-st elevation mi",
+        "non st elevation mi",
+    ),
     "heart_failure": (
         "congestive heart failure",
         "chf",
@@ -1013,6 +1033,7 @@ CONTRAST_SETS: tuple[tuple[str, ...], ...] = tuple(
         "controlled|uncontrolled",
         "obstructive|restrictive",
         "ischemic|hemorrhagic/haemorrhagic",
+        "stemi|nstemi",
         "ascending|descending",
         "conductive|sensorineural",
         "congenital|acquired",

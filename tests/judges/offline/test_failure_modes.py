@@ -63,6 +63,16 @@ SWAPS = [
     pytest.param("She was started on losartan.", "She was started on lisinopril.", id="drug"),
     pytest.param("Small left pleural effusion.", "Small right pleural effusion.", id="side"),
     pytest.param(
+        "He was admitted with an NSTEMI and had a stent placed.",
+        "He was admitted with a STEMI and had a stent placed.",
+        id="nstemi-vs-stemi",
+    ),
+    pytest.param(
+        "He was admitted with a non-ST-elevation myocardial infarction.",
+        "He was admitted with an ST-elevation myocardial infarction.",
+        id="nstemi-vs-stemi-spelled-out",
+    ),
+    pytest.param(
         "The lungs are clear.", "There is a patchy opacity in the right lower lobe.", id="normal-vs-finding"
     ),
 ]
@@ -167,6 +177,12 @@ def test_a_coordinated_quantifier_is_not_split_into_fragments() -> None:
         ("Her son had whooping cough last winter.", "Her son had pertussis last winter."),
         ("He was told to quit smoking.", "Smoking cessation was advised."),
         ("Talk to your healthcare provider before stopping it.", "Talk to your doctor before stopping it."),
+        # an abbreviation and its expansion; a kind label in front of a fact only files it
+        ("She was admitted with an NSTEMI.", "Diagnosis: non-ST-elevation myocardial infarction (NSTEMI)."),
+        ("She was admitted with an NSTEMI.", "She had a heart attack."),
+        ("Admitted with a non-ST elevation MI; LVEF 50%.", "Diagnosis: NSTEMI."),
+        ("PMH: type 2 diabetes, hypertension.", "Diagnoses: type 2 diabetes, hypertension."),
+        ("Discharged on aspirin 75 mg daily.", "Discharge medications: aspirin 75 mg daily."),
     ],
 )
 def test_plain_paraphrases_are_entailed(primitives: OfflinePrimitives, evidence: str, claim: str) -> None:

@@ -750,11 +750,12 @@ def _rivals(
     if slot is None:
         return []
     used = set(comp.matched.values())
+    contrast = _CONTRAST_OF.get(term, frozenset())
     out = []
     for other, (start, _) in span.term_spans.items():
         if other in used or other.startswith(("q:", "d:", "n:")) or not slot[0] <= start < slot[1]:
             continue
-        if any(
+        if other not in contrast and any(
             term_covers(other, c) or term_covers(c, other) or c in other or other in c
             for c in claim.terms
             if not c.startswith("q:")
