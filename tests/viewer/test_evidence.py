@@ -781,6 +781,12 @@ def test_real_radbench_episode(radbench_run: clineval.EvalResult) -> None:
         assert "Plan: the chain of tool categories" in tree.text
         assert "Final answer against the reference" in tree.text
         assert episode["reference_answer"] in tree.text  # type: ignore[index,operator]
+        calls = [s for s in episode["steps"] if s["action"] in ("call", "endcall")]  # type: ignore[index]
+        cards = tree.find_all("details", "ev-tool-card")
+        assert len(cards) == len(calls)  # every Call/EndCall with the card the core saw
+        for card, call in zip(cards, calls, strict=True):
+            assert f"Tool card of {call['tool']}, as the core saw it" in card.text
+            assert "Compulsory Input" in card.text and "Performance" in card.text
         if episode["finished"] == "endcall":  # type: ignore[index]
             assert "Memory bank at the end" in tree.text
             assert [s.find("span", "ev-action").text for s in steps][-1] == "EndCall"

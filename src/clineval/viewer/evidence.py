@@ -2059,6 +2059,16 @@ def _render_radbench(ctx: _Ctx, episode: Any) -> Markup:
             else None
         )
         body.append(h("div", _kv_table(card_rows) if card_rows else h("div"), new_html, class_="ev-two"))
+        if step.card:
+            shown = {k: ", ".join(map(str, v)) if isinstance(v, list) else v for k, v in step.card.items()}
+            body.append(
+                h(
+                    "details",
+                    h("summary", f"Tool card of {step.card.get('Name', step.tool)}, as the core saw it"),
+                    _kv_table(shown),
+                    class_="ev-fold ev-tool-card",
+                )
+            )
         if step.error:
             body.append(h("p", step.error, class_="ev-why ev-error-text"))
         if step.nocall is not None:

@@ -9,7 +9,7 @@ snake_case (``record.organ_biomarker.organ_quant``), in JSON the published keys
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -282,6 +282,9 @@ class StepRecord(BaseModel):
     nocall: NoCall | None = None
     built_tool: str | None = None
     """The tool automated tool building added after this NoCall, if any."""
+    card: dict[str, Any] | None = None
+    """The called tool's card as the core saw it (name, category, ability, property, inputs,
+    outputs, performance); None for an unknown tool and in episodes stored before it was kept."""
     reply: str | None = None
 
 

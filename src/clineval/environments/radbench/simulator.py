@@ -67,6 +67,7 @@ from clineval.environments.radbench.model import (
 )
 from clineval.environments.radbench.tools import (
     LABEL_VARIABLE,
+    describe,
     has_label,
     make_card,
     rank_of,
@@ -177,6 +178,7 @@ class ToolEnvironment:
         )
         if card is None:
             return _fail(step, "unknown_tool", f"there is no tool {name!r}")
+        step.card = describe(card)
         step.category = card.category
         step.rank, step.n_suitable = rank_of(card, self.tools, self.record)
         problem = self._check(card, inputs)
