@@ -44,6 +44,19 @@ def test_select_two_runs_compare_and_open_a_regressed_case(page: Any, viewer: Fi
     expect(table.locator("tr[data-metric='FieldFuzzy'] .verdict")).to_have_text("regressed")
     expect(table.locator("tr[data-metric='FieldExact'] td.delta")).to_have_text("-0.167")
     expect(page.locator("#compare-plot svg")).to_be_visible()
+    # FieldFuzzy (0-100) and the times (seconds) get panels of their own, not the 0-1 scores' axis
+    expect(page.locator("#compare-plot svg text.metric", has_text="FieldFuzzy")).to_have_count(0)
+    expect(page.locator("#compare-plot-other svg text.metric", has_text="FieldFuzzy")).to_have_count(1)
+    expect(page.locator("#compare-plot-seconds svg text.metric", has_text="TimeToDecision")).to_have_count(1)
+    # the plot's colours are the table's verdicts
+    for row in table.locator("tbody tr").all():
+        metric = row.get_attribute("data-metric")
+        verdict = row.locator(".verdict").inner_text().replace(" ", "-")
+        label = page.locator(
+            "figure.plot svg text.metric", has_text=re.compile(rf"^{re.escape(metric or '')}\b")
+        )
+        if label.count():
+            assert f"row-{verdict}" in (label.first.get_attribute("class") or ""), (metric, verdict)
     # Decision: the regressed suite turns two approvals... into wrong decisions on 003-b and 004-b
     decision = page.locator("#changes-Decision")
     expect(decision.get_by_role("heading", name="Decision: 2 worse, 0 better")).to_be_visible()

@@ -52,6 +52,21 @@ def test_runs_list_filters_by_name_tag_and_metric(page: Any, viewer: Fixture) ->
     expect(page.locator("#no-runs")).to_have_text("No run matches the filters.")
 
 
+def test_runs_table_fits_1280_px_with_judge_names(page: Any, viewer: Fixture) -> None:
+    open_page(page, viewer, "/")
+    wrap = page.locator("#runs-table").locator("xpath=..")
+    widths = wrap.evaluate("w => [w.scrollWidth, w.clientWidth]")
+    assert widths[0] <= widths[1], f"the runs table needs a horizontal scroll: {widths}"
+    row = page.locator(f"#runs-table tr[data-run-id='{viewer.runs['quickstart']}']")
+    expect(row.locator("td.judge")).to_have_text("offline")  # the judge's name, as `clineval runs`
+    metrics = row.locator("td.metrics")
+    expect(metrics).to_contain_text("more")  # a long metric list is cut, whole in the tooltip
+    assert "trajectory_recall" in (metrics.get_attribute("title") or "")
+    expect(row.locator("td.tags")).to_contain_text("example=quickstart")
+    box = row.locator("td.tags .tag").bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 1280, box  # on screen, not scrolled off
+
+
 # --- run pages ----------------------------------------------------------------------------
 
 
@@ -107,6 +122,37 @@ def test_suite_run_page_has_the_suite_case_table(page: Any, viewer: Fixture) -> 
     expect(table.locator("tbody tr")).to_have_count(10)
     expect(table.locator("tbody tr[data-case-id='003-b']")).to_contain_text("denied")
     shot(page, "run-suite")
+
+
+def test_suite_run_page_plots_times_in_seconds_and_counts_cases(page: Any, viewer: Fixture) -> None:
+    open_page(page, viewer, f"/runs/{viewer.runs['prior_auth']}")
+    timed = page.locator("#distributions figure.plot[data-metric=TimeToDecision] svg")
+    expect(timed.locator("text.x-label")).to_contain_text("seconds")
+    fuzzy = page.locator("#distributions figure.plot[data-metric=FieldFuzzy] svg")
+    expect(fuzzy.locator("text.x-label")).to_contain_text("value")
+    expect(page.locator("#distributions figure.plot[data-metric=Decision] text.x-label")).to_contain_text(
+        "score"
+    )
+
+
+def test_suite_case_page_shows_inputs_and_output_fields(page: Any, viewer: Fixture) -> None:
+    open_page(page, viewer, f"/runs/{viewer.runs['prior_auth']}/cases/001-a")
+    texts = page.locator("#texts")
+    expect(texts).not_to_contain_text("not given")
+    expect(page.locator("#suite-inputs dt", has_text="context.notes")).to_be_visible()
+    expect(page.locator("#suite-inputs")).to_contain_text("Pediatric Gastroenterology Clinic")
+    checks = page.locator("#suite-checks")
+    expect(checks.locator("tr", has_text="patient_information.patient_name")).to_contain_text("Nora Example")
+    output = page.locator("#suite-output")
+    expect(
+        output.locator("tr", has_text="clinical_information.treatment_request.medication")
+    ).to_contain_text("adalimumab")
+    expect(output).not_to_contain_text('{"patient_information"')  # no raw JSON dump
+    # TBFact's explanation lists facts without a doubled period
+    why = page.locator("#results-table tr[data-metric=RationaleFactuality] td.why")
+    expect(why).to_contain_text("precision")
+    assert ".." not in why.inner_text() and "…." not in why.inner_text()
+    shot(page, "case-suite")
 
 
 def test_tumor_board_run_page(page: Any, viewer: Fixture) -> None:

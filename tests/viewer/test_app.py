@@ -10,6 +10,7 @@ import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from starlette.testclient import TestClient
@@ -281,3 +282,117 @@ def test_empty_store_and_a_run_without_results(tmp_path: Path, store: tuple[Path
         assert 'data-case-id="only"' in run.text and "hello &lt;b&gt;there&lt;/b&gt;" in run.text
         case = client.get("/runs/bare-run/cases/only")
         assert case.status_code == 200 and "No results for this case yet." in case.text
+
+
+# --- what a reviewer found confusing ------------------------------------------------------
+
+
+def test_plot_scales_follow_the_metric() -> None:
+    from clineval.viewer.app import metric_scale
+
+    assert metric_scale("latency", [0.004, 0.006]) == (False, "seconds")
+    assert metric_scale("TimeToDecision", [0.02], "clineval.suites.evaluators:TimeToDecision") == (
+        False,
+        "seconds",
+    )
+    assert metric_scale("Speed", [0.02], "clineval.suites.evaluators:TimeToDecision") == (False, "seconds")
+    assert metric_scale("FieldFuzzy", [100.0, 87.5]) == (False, "value")
+    assert metric_scale("token_f1", [0.0, 0.5, 1.0]) == (True, "score")
+
+
+def test_short_dataset_source() -> None:
+    from clineval.viewer.app import short_source
+
+    assert short_source("/work/main/examples/quickstart/cases.jsonl") == "…/quickstart/cases.jsonl"
+    assert short_source("cases.jsonl") == "cases.jsonl"
+    long = "simulated conversations: 4 scenario(s) x 1 trial(s) each from /tmp/x/scenarios.yaml"
+    assert short_source(long) == long[:47] + "…" and short_source(None) == "–"
+
+
+def test_run_page_plots_latency_in_seconds(client: TestClient, store: tuple[Path, dict[str, str]]) -> None:
+    page = client.get(f"/runs/{store[1]['first']}").text
+    figures = dict(re.findall(r'<figure class="plot" data-metric="([^"]+)">(.*?)</figure>', page, re.S))
+    assert "latency" in figures and "token_f1" in figures
+    assert ">seconds (" in figures["latency"] and ">score (" not in figures["latency"]
+    assert ">score (" in figures["token_f1"]
+
+
+def test_unscored_table_counts_cases_and_results(tmp_path: Path) -> None:
+    import clineval
+
+    def agent(query: str) -> dict[str, object]:
+        if "fail" in query:
+            raise RuntimeError("the service is down")
+        return {"response": "ok"}
+
+    cases = [
+        {"id": "a", "input": "fine", "reference": "ok"},
+        {"id": "b", "input": "fail please", "reference": "ok"},
+    ]
+    path = tmp_path / "runs.db"
+    run = clineval.evaluate(cases, ["exact_match", "token_f1"], agent=agent, store=path, name="down").run_id
+    with TestClient(create_app(path)) as c:
+        page = c.get(f"/runs/{run}").text
+    table = page[
+        page.index('id="unscored-table"') : page.index("</table>", page.index('id="unscored-table"'))
+    ]
+    assert ">Cases<" in table and ">Results<" in table
+    rows = re.findall(r'unscored-cases">(\d+)<.*?unscored-results">(\d+)<', table, re.S)
+    assert rows and rows[0] == ("1", "2")  # one failed case, two unscored results (one per metric)
+
+
+def test_compare_plot_agrees_with_the_verdicts(
+    client: TestClient, store: tuple[Path, dict[str, str]]
+) -> None:
+    a, b = store[1]["first"], store[1]["second"]
+    page = client.get("/compare", params={"a": a, "b": b}).text
+    verdicts = dict(re.findall(r'<tr data-metric="([^"]+)" class="verdict-([\w-]+)"', page))
+    assert verdicts
+    scores = page[page.index('id="compare-plot"') : page.index("</figure>", page.index('id="compare-plot"'))]
+    for metric in ("exact_match", "token_f1"):
+        assert re.search(rf'class="metric row-{verdicts[metric]}"[^>]*>{metric}<', scores), metric
+    # latency is in seconds: its own panel, not on the axis of the 0-1 scores
+    assert "latency" not in scores
+    seconds = page[page.index('id="compare-plot-seconds"') :]
+    assert re.search(r">latency ?[↓↑]?<", seconds[: seconds.index("</figure>")])
+
+
+def test_runs_list_judge_name_and_short_metric_lists(
+    client: TestClient, store: tuple[Path, dict[str, str]]
+) -> None:
+    page = client.get("/").text
+    row = page[page.index(f'data-run-id="{store[1]["tbfact"]}"') :]
+    row = row[: row.index("</tr>")]
+    assert 'class="judge">offline<' in row and "heuristic" not in row
+
+
+def test_suite_case_shows_inputs_and_output_as_fields() -> None:
+    from clineval.model import Case
+    from clineval.viewer.app import suite_case_view
+
+    case = Case.model_validate(
+        {
+            "id": "001",
+            "metadata": {
+                "suite_case": {
+                    "metrics": ["Decision"],
+                    "evaluations": [
+                        {"query": "decision", "ground_truth": "approved", "metrics": ["Decision"]}
+                    ],
+                },
+                "agent_output": {
+                    "output": {"decision": "denied", "patient": {"name": "<b>N</b>"}, "codes": ["A", "B"]}
+                },
+            },
+        }
+    )
+
+    record = SimpleNamespace(
+        config={"suite": {"001": {"context": {"notes": "Note text", "policy": "Policy text"}}}}
+    )
+    view = suite_case_view(record, case)
+    assert view is not None
+    assert view.inputs == [("context.notes", "Note text"), ("context.policy", "Policy text")]
+    assert view.checks == [("decision", "approved", "denied", ["Decision"])]
+    assert ("patient.name", "<b>N</b>") in view.output and ("codes", ["A", "B"]) in view.output
+    assert suite_case_view(record, Case(id="x", input="q")) is None

@@ -243,7 +243,20 @@ def load_reference_facts(path: str | Path) -> dict[str, list[Fact]]:
 
 
 def _short(text: str, limit: int = 90) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A fact for an explanation's list: cut at ``limit`` with ``…``, without its closing
+    period (the list's own punctuation follows it)."""
+    text = text.strip().rstrip(".").rstrip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _sentences(parts: Sequence[str]) -> str:
+    """Parts joined as sentences: a period after each, unless it already ends one (``.``,
+    ``…``, ``?``, ``!``), so that no ``..`` or ``….`` appears."""
+    out = []
+    for part in parts:
+        part = part.rstrip()
+        out.append(part if part.endswith((".", "…", "?", "!")) else part + ".")
+    return " ".join(out)
 
 
 def _fmt(value: float | None) -> str:
@@ -439,7 +452,7 @@ class TBFact(BaseMetric):
                 f"omitted{' (high importance)' if high else ''}: " + "; ".join(_short(c.fact) for c in shown)
             )
         parts.extend(notes)
-        return ". ".join(parts) + "."
+        return _sentences(parts)
 
 
 def reference_facts_of_run(results: Iterable[Any], metric_name: str = "tbfact") -> list[dict[str, Any]]:

@@ -19,9 +19,11 @@ outside the store and the package's static folder is served.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import importlib
 import inspect
+import json
 import math
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -107,6 +109,18 @@ def duration(start: float | None, end: float | None) -> str:
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
+def short_source(source: str | None, limit: int = 48) -> str:
+    """A dataset's source for a narrow column: a path's last two parts, other text cut with ``…``
+    (the whole source is in the cell's tooltip)."""
+    if not source:
+        return "–"
+    text = source
+    if "/" in text and " " not in text:
+        tail = "/".join(text.rstrip("/").split("/")[-2:])
+        text = tail if tail == text else "…/" + tail
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def environment(templates: Path = TEMPLATE_DIR) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates)),
@@ -119,6 +133,7 @@ def environment(templates: Path = TEMPLATE_DIR) -> jinja2.Environment:
     env.filters["fmt_p"] = fmt_p
     env.filters["signed"] = signed
     env.filters["when"] = when
+    env.filters["short_source"] = short_source
     env.globals["duration"] = duration
     return env
 
@@ -192,20 +207,171 @@ class Parts:
         options = _supported(render, lower_is_better=lower_is_better, id_prefix=id_prefix)
         return Markup(render(case, result, **options))
 
-    def distribution(self, values: list[float], title: str, lower_is_better: bool) -> Markup | None:
+    def distribution(
+        self,
+        values: list[float],
+        title: str,
+        lower_is_better: bool,
+        *,
+        score_range: bool = True,
+        x_label: str = "score",
+        mean: float | None = None,
+        ci: tuple[float | None, float | None] | None = None,
+        unscored: int = 0,
+    ) -> Markup | None:
         plot = getattr(self.plots, "distribution_svg", None)
         if plot is None or not values:
             return None
-        return Markup(plot(values, title=title, lower_is_better=lower_is_better))
+        options = _supported(
+            plot, score_range=score_range, x_label=x_label, mean=mean, ci=ci, unscored=unscored or None
+        )
+        return Markup(plot(values, title=title, lower_is_better=lower_is_better, **options))
 
-    def compare_plot(self, rows: list[tuple[str, float, float, float]], title: str) -> Markup | None:
+    def compare_plot(
+        self,
+        rows: Sequence[tuple[str, float | None, float | None, float | None]],
+        title: str,
+        *,
+        verdicts: Mapping[str, str] | None = None,
+        lower_is_better: Sequence[str] = (),
+        x_label: str | None = None,
+    ) -> Markup | None:
         plot = getattr(self.plots, "compare_svg", None)
         if plot is None or not rows:
             return None
-        return Markup(plot(rows, title=title))
+        options = _supported(
+            plot, verdicts=verdicts, lower_is_better=list(lower_is_better) or None, x_label=x_label
+        )
+        return Markup(plot(rows, title=title, **options))
 
     def evidence_asset(self, name: str) -> str | None:
         return getattr(self.evidence, name, None) if self.evidence is not None else None
+
+
+# --------------------------------------------------------------------------- scales
+
+_SECONDS_NAMES = ("latency", "seconds", "time_to", "timeto", "duration", "elapsed")
+_SECONDS_CLASSES = (":TimeToDecision",)
+
+
+def _evaluator_classes(config: Mapping[str, Any] | None) -> dict[str, str]:
+    """A suite run's evaluators by name, e.g. ``{"TimeToDecision": "...evaluators:TimeToDecision"}``."""
+    found: dict[str, str] = {}
+    suite = (config or {}).get("suite")
+    if not isinstance(suite, Mapping):
+        return found
+    for part in suite.values():
+        evaluators = part.get("evaluators") if isinstance(part, Mapping) else None
+        for item in evaluators if isinstance(evaluators, list) else []:
+            if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                found[item["name"]] = str(item.get("class") or item.get("metric") or "")
+    return found
+
+
+def in_seconds(metric: str, evaluator_class: str = "") -> bool:
+    """A metric measured in seconds: the agent's latency, a suite's ``TimeToDecision``."""
+    name = metric.lower().replace("-", "_")
+    return evaluator_class.endswith(_SECONDS_CLASSES) or any(word in name for word in _SECONDS_NAMES)
+
+
+def metric_scale(metric: str, values: Sequence[float], evaluator_class: str = "") -> tuple[bool, str]:
+    """(score_range, x label) of a metric's distribution plot: a 0–1 axis for scores, the
+    values' own range for seconds and for any metric with a value outside [0, 1]."""
+    if in_seconds(metric, evaluator_class):
+        return False, "seconds"
+    if any(not 0.0 <= v <= 1.0 for v in values if math.isfinite(v)):
+        return False, "value"
+    return True, "score"
+
+
+# --------------------------------------------------------------------------- suite cases
+
+_SUITE_OUTPUT_ROWS = 300
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(int(value)) if float(value).is_integer() else repr(value)
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def _flatten(value: Any, path: str, rows: list[tuple[str, Any]]) -> None:
+    """``{"a": {"b": 1}, "c": [{"d": 2}]}`` → ``a.b = 1``, ``c[0].d = 2``; a list of plain values
+    stays one row (shown as a list)."""
+    if len(rows) >= _SUITE_OUTPUT_ROWS:
+        return
+    if isinstance(value, Mapping) and value:
+        for key, item in value.items():
+            _flatten(item, f"{path}.{key}" if path else str(key), rows)
+    elif isinstance(value, list) and value and any(isinstance(v, Mapping | list) for v in value):
+        for i, item in enumerate(value):
+            _flatten(item, f"{path}[{i}]", rows)
+    else:
+        rows.append((path or "(output)", value))
+
+
+@dataclasses.dataclass
+class SuiteCaseView:
+    """A suite case as a reviewer reads it: what the pipeline was given, each checked field
+    (expected against the output), and the pipeline's output as key/value rows."""
+
+    inputs: list[tuple[str, str]]
+    checks: list[tuple[str, str, str, list[str]]]
+    """(query, expected, the output at the query, the evaluators that compare them)."""
+    output: list[tuple[str, Any]]
+    output_failed: str | None
+    truncated: bool
+
+
+def suite_case_view(record: Any, case: Case) -> SuiteCaseView | None:
+    """The suite view of ``case`` (``None`` when it is no suite case). Everything here came
+    from the store, already masked; the template escapes it."""
+    suite_case: Any = case.metadata.get("suite_case") if case.metadata else None
+    if not isinstance(suite_case, Mapping):
+        return None
+    from clineval.suites.paths import MISSING, lookup
+    from clineval.suites.runner import case_output
+
+    inputs: list[tuple[str, str]] = []
+    if case.input is not None:
+        inputs.append(("input", case.input_text()))
+    suite = (record.config or {}).get("suite") if isinstance(record.config, Mapping) else None
+    raw = suite.get(case.id) if isinstance(suite, Mapping) else None
+    if isinstance(raw, Mapping):
+        if raw.get("description"):
+            inputs.insert(0, ("description", str(raw["description"])))
+        context = raw.get("context")
+        if isinstance(context, Mapping):
+            inputs.extend((f"context.{k}", _as_text(v)) for k, v in context.items())
+        elif context is not None:
+            inputs.append(("context", _as_text(context)))
+        if raw.get("conversation") is not None:
+            inputs.append(("conversation", _as_text(raw["conversation"])))
+    output = case_output(case)
+    failed = (
+        case.agent_run.error or "the pipeline failed" if case.agent_run and case.agent_run.failed else None
+    )
+    checks: list[tuple[str, str, str, list[str]]] = []
+    items = suite_case.get("evaluations")
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, Mapping) or not isinstance(item.get("query"), str):
+            continue
+        query = item["query"]
+        got = lookup(output, query) if output is not MISSING else item.get("response", MISSING)
+        expected = item.get("ground_truth")
+        actual = "–" if got is MISSING else _as_text(got)
+        metrics = item.get("metrics") or suite_case.get("metrics") or []
+        checks.append((query, _as_text(expected), actual, [str(m) for m in metrics]))
+    rows: list[tuple[str, Any]] = []
+    if output is not MISSING:
+        _flatten(output, "", rows)
+    return SuiteCaseView(inputs, checks, rows, failed, len(rows) >= _SUITE_OUTPUT_ROWS)
 
 
 # --------------------------------------------------------------------------- query parameters
@@ -342,11 +508,22 @@ def create_app(
         )
         cases = data.case_page(summary.record.id, case_query(params))
         plots: dict[str, Markup] = {}
+        classes = _evaluator_classes(summary.record.config)
+        top = {a.metric: a for a in summary.aggregates}
+        unscored = {a.metric: a.errors for a in summary.aggregates}
         for metric in summary.metrics:
+            values = summary.distributions.get(metric, [])
+            score_range, x_label = metric_scale(metric, values, classes.get(metric, ""))
+            agg = top.get(metric)
             svg = parts.distribution(
-                summary.distributions.get(metric, []),
+                values,
                 title=metric,
                 lower_is_better=metric in summary.lower_is_better,
+                score_range=score_range,
+                x_label=x_label,
+                mean=agg.mean if agg is not None else None,
+                ci=(agg.ci_low, agg.ci_high) if agg is not None and agg.ci_low is not None else None,
+                unscored=unscored.get(metric, 0),
             )
             if svg is not None:
                 plots[metric] = svg
@@ -393,6 +570,7 @@ def create_app(
             v=view,
             run=view.record,
             texts=parts.texts(view.case),
+            suite_case=suite_case_view(view.record, view.case),
             evidence=[
                 (r, parts.result(view.case, r, lower_is_better=r.metric in view.record.lower_is_better))
                 for r in view.results
@@ -419,13 +597,40 @@ def create_app(
             raise
         except ClinevalError as exc:  # no shared case or metric
             return page(request, "error.html", status_code=400, title="Cannot compare", message=str(exc))
-        rows = [
-            (m.metric, m.delta, m.ci_low, m.ci_high)
+        plotted = [
+            m
             for m in view.comparison.metrics
             if m.delta is not None and m.ci_low is not None and m.ci_high is not None
         ]
-        plot = parts.compare_plot(rows, title="Δ (B − A) per metric, 95 % CI") if rows else None
-        return page(request, "compare.html", c=view.comparison, a=view.a, b=view.b, plot=plot)
+        verdicts = {m.metric: m.verdict for m in view.comparison.metrics}
+        lower = [m.metric for m in view.comparison.metrics if m.lower_is_better]
+        classes = {**_evaluator_classes(view.a.config), **_evaluator_classes(view.b.config)}
+
+        def panel(m: Any) -> str:
+            """Metrics share an axis only with metrics on their scale (as the HTML report)."""
+            if in_seconds(m.metric, classes.get(m.metric, "")):
+                return "compare-plot-seconds"
+            if all(v is not None and 0 <= v <= 1 for v in (m.mean_a, m.mean_b)):
+                return "compare-plot"
+            return "compare-plot-other"
+
+        figures: list[tuple[str, Markup]] = []
+        for figure_id, title, x_label in (
+            ("compare-plot", "Scores in [0, 1]", "Δ score (B − A), 95 % CI"),
+            ("compare-plot-seconds", "Times, in seconds", "Δ seconds (B − A), 95 % CI"),
+            ("compare-plot-other", "Other scales (each in its own units)", "Δ (B − A), 95 % CI"),
+        ):
+            rows = [(m.metric, m.delta, m.ci_low, m.ci_high) for m in plotted if panel(m) == figure_id]
+            plot = (
+                parts.compare_plot(
+                    rows, title=title, verdicts=verdicts, lower_is_better=lower, x_label=x_label
+                )
+                if rows
+                else None
+            )
+            if plot is not None:
+                figures.append((figure_id, plot))
+        return page(request, "compare.html", c=view.comparison, a=view.a, b=view.b, plots=figures)
 
     def compare_case_page(request: Request) -> Response:
         a, b = _pair(request)

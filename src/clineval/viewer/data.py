@@ -101,7 +101,10 @@ class RunFilters:
 class UnscoredReason:
     reason: str
     count: int
+    """How many results (case × metric) went unscored for this reason."""
     metrics: list[str]
+    cases: int = 0
+    """How many distinct cases had at least one result unscored for this reason."""
 
 
 @dataclass
@@ -229,7 +232,8 @@ class _RunNumbers:
 
     results: list[_LightResult] = field(default_factory=list)
     values: dict[str, list[float]] = field(default_factory=dict)
-    errors: list[tuple[str, str | None]] = field(default_factory=list)
+    errors: list[tuple[str, str, str | None]] = field(default_factory=list)
+    """(metric, case id, error message) of each unscored result."""
     not_applicable: dict[str, int] = field(default_factory=dict)
 
 
@@ -306,10 +310,18 @@ def _masked_record(record: RunRecord) -> RunRecord:
 
 
 def judge_label(judge: dict[str, Any] | None) -> str | None:
+    """The judge's name as ``clineval runs`` shows it (``offline``, ``openai:gpt-4o``, ``none``),
+    with the model when the name does not hold it."""
     if not judge:
         return None
-    kind = judge.get("kind") or judge.get("provider") or judge.get("type")
+    name = judge.get("name")
     model = judge.get("model")
+    if name:
+        label = str(name)
+        if model and str(model) not in label:
+            label = f"{label} ({model})"
+        return redact(label)
+    kind = judge.get("kind") or judge.get("provider") or judge.get("type")
     parts = [str(p) for p in (kind, model) if p]
     return redact(":".join(parts)) if parts else "custom"
 
@@ -494,10 +506,12 @@ class ViewerData:
             )
         reasons: Counter[str] = Counter()
         reason_metrics: dict[str, dict[str, None]] = {}
-        for metric, error in numbers.errors:
+        reason_cases: dict[str, set[str]] = {}
+        for metric, case_id, error in numbers.errors:
             reason = redact(_short(str(error or "")))
             reasons[reason] += 1
             reason_metrics.setdefault(reason, {})[metric] = None
+            reason_cases.setdefault(reason, set()).add(case_id)
         na = numbers.not_applicable
         metrics = list(
             dict.fromkeys([*record.metrics, *(a.metric for a in aggregates if "." not in a.metric)])
@@ -516,7 +530,7 @@ class ViewerData:
             group_fields=self.group_fields(run_id),
             distributions=distributions,
             unscored=[
-                UnscoredReason(reason, n, list(reason_metrics[reason]))
+                UnscoredReason(reason, n, list(reason_metrics[reason]), len(reason_cases[reason]))
                 for reason, n in reasons.most_common(20)
             ],
             not_applicable={str(k): int(v) for k, v in na.items()},
@@ -613,9 +627,9 @@ class ViewerData:
             values[metric].append(float(value))
         numbers.values = dict(values)
         numbers.errors = [
-            (str(m), e)
-            for m, e in self.store.query(
-                "SELECT metric, json_extract(score, '$.error') FROM results"
+            (str(m), str(c), e)
+            for m, c, e in self.store.query(
+                "SELECT metric, case_id, json_extract(score, '$.error') FROM results"
                 " WHERE run_id = ? AND status = 'error'",
                 (run_id,),
             )
@@ -681,7 +695,7 @@ class ViewerData:
             if status == "scored" and value is not None:
                 values[metric].append(float(value))
             elif status == "error":
-                numbers.errors.append((metric, error))
+                numbers.errors.append((metric, case_id, error))
             elif status == "not_applicable":
                 na[metric] += 1
         numbers.values = dict(values)
