@@ -69,6 +69,11 @@ def test_select_two_runs_compare_and_open_a_regressed_case(page: Any, viewer: Fi
     row = page.locator("#compare-case-table tr[data-metric='Decision'] td")
     expect(row).to_have_text(["1.000", "0.000", "-1.000"])
     expect(page.locator("#side-by-side .side-col")).to_have_count(2)
+    # a suite case: each run's checked fields as rows, the regressed output visible as text
+    decision_a = page.locator("#a-suite-checks tr", has_text="decision").first
+    decision_b = page.locator("#b-suite-checks tr", has_text="decision").first
+    expect(decision_a.locator("td:visible")).to_have_text(["decision", "denied", "denied"])
+    expect(decision_b.locator("td:visible")).to_have_text(["decision", "denied", "approved"])
     shot(page, "compare-case")
     page.locator("nav.breadcrumbs").get_by_role("link", name="Compare").click()
     expect(page.locator("#compare-table")).to_be_visible()

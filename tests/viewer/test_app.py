@@ -396,3 +396,14 @@ def test_suite_case_shows_inputs_and_output_as_fields() -> None:
     assert view.checks == [("decision", "approved", "denied", ["Decision"])]
     assert ("patient.name", "<b>N</b>") in view.output and ("codes", ["A", "B"]) in view.output
     assert suite_case_view(record, Case(id="x", input="q")) is None
+
+
+def test_suite_case_template_ids_take_a_prefix() -> None:
+    from clineval.viewer.app import SuiteCaseView, environment
+
+    view = SuiteCaseView([("context", "<b>x</b>")], [("q", "1", "2", ["M"])], [("k", "v")], None, False)
+    template = environment().get_template("_suite_case.html")
+    plain = template.render(suite_case=view)
+    assert 'id="suite-inputs"' in plain and "&lt;b&gt;x&lt;/b&gt;" in plain and "<b>x</b>" not in plain
+    side = template.render(suite_case=view, sc_prefix="a-")
+    assert 'id="a-suite-inputs"' in side and 'id="a-suite-output"' in side

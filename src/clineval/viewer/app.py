@@ -666,6 +666,8 @@ def create_app(
             case_id=case_id,
             texts_a=parts.texts(va.case, id_prefix="a"),
             texts_b=parts.texts(vb.case, id_prefix="b"),
+            suite_a=suite_case_view(va.record, va.case),
+            suite_b=suite_case_view(vb.record, vb.case),
             rows=rows,
         )
 
