@@ -114,7 +114,15 @@ def test_quickstart_report_holds_the_run_and_the_tbfact_evidence(store: Path, tm
     assert len(sections) == 20 and sections[0] == "tool-014"
     assert "agent failed" in html and "no patient named &#39;Whitfield&#39;" in html
     assert html.count('data-metric="tbfact"') >= 19 and "ev-fam-tbfact" in html
-    assert "ticagrelor 90 mg twice daily" in html  # a fact of a summary case, quoted in the evidence
+    # with every case's evidence, a summary case's facts and the quotes they were checked against
+    everything = tmp_path / "all.html"
+    proc = _cli(
+        ["report", quickstart, "--store", str(store), "-o", str(everything), "--worst", "25"], tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    full = everything.read_text(encoding="utf-8")
+    assert len(re.findall(r'<section class="card case-evidence" id="case-\d+"', full)) == 25
+    assert "ticagrelor 90 mg twice daily" in full
 
 
 def test_default_file_name_and_worst_n(store: Path, tmp_path: Path) -> None:
