@@ -54,9 +54,11 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
 # --- the browser ------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps its event loop set as running on the
+# main thread while it is open, and every later test that starts an event loop would fail.
+@pytest.fixture(scope="package")
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One headless Chromium (the system's) with a fresh user-data dir, for the session."""
+    """One headless Chromium (the system's) with a fresh user-data dir, for the browser tests."""
     if not CHROMIUM.exists():
         skip_or_fail(f"{CHROMIUM} not found")
     try:
