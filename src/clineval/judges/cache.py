@@ -4,12 +4,19 @@ The key is a SHA-256 of everything that shapes an answer: the backend identity
 (provider, endpoint, model), the sampling parameters, the response format, the output
 schema and the exact messages. A prompt change therefore changes the key. Only answers
 that validated are stored; failures are asked again on the next run.
+
+Writes never wait on the disk: :meth:`JudgeCache.put` hands the answer to a writer thread
+that commits what arrived in one transaction (a few milliseconds later), and until then
+:meth:`JudgeCache.get` finds it among the pending answers. :meth:`JudgeCache.close` commits
+what is pending. A process killed before that loses only those last answers, which are
+asked again on the next run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import sqlite3
 import threading
 import time
@@ -39,6 +46,10 @@ class JudgeCache:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self.writable = True
+        # answers handed to the writer thread and not committed yet: key -> row
+        self._pending: dict[str, tuple[str, str | None, str, str, float]] = {}
+        self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
         try:
             self._conn = self._open(path)
         except (OSError, sqlite3.Error) as exc:
@@ -88,6 +99,9 @@ class JudgeCache:
         warn_once(f"judge cache {self.path} cannot be written ({_why(reason)}); {consequence}")
 
     def get(self, key: str) -> tuple[str, Usage] | None:
+        pending = self._pending.get(key)
+        if pending is not None:
+            return pending[2], Usage.model_validate_json(pending[3])
         if self._conn is None:
             return None
         try:
@@ -103,27 +117,80 @@ class JudgeCache:
         return row[0], Usage.model_validate_json(row[1])
 
     def put(self, key: str, raw: str, usage: Usage, model: str | None = None) -> None:
-        """Store an answer; a cache that cannot be written is skipped (one warning), the answer kept."""
+        """Store an answer (committed by the writer thread); a cache that cannot be written is
+        skipped (one warning), the answer kept."""
         if self._conn is None or not self.writable:
             return
+        self._pending[key] = (key, model, raw, usage.model_dump_json(), time.time())
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write_loop, name="clineval-judge-cache", daemon=True)
+            self._writer.start()
+        self._queue.put(key)
+
+    def _write_loop(self) -> None:
+        stop = False
+        while not stop:
+            keys = [self._queue.get()]
+            time.sleep(0.005)  # let a batch gather: one transaction for what arrives meanwhile
+            while True:
+                try:
+                    keys.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = None in keys
+            rows = {k: self._pending[k] for k in keys if k is not None and k in self._pending}
+            if rows and self.writable:
+                self._commit(list(rows.values()))
+            for k, row in rows.items():
+                if self._pending.get(k) is row:
+                    del self._pending[k]
+
+    def _commit(self, rows: list[tuple[str, str | None, str, str, float]]) -> None:
+        assert self._conn is not None
         try:
             with self._lock:
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO judge_cache (key, model, raw, usage, created_at)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (key, model, raw, usage.model_dump_json(), time.time()),
-                )
+                self._conn.execute("BEGIN")
+                try:
+                    self._conn.executemany(
+                        "INSERT OR REPLACE INTO judge_cache (key, model, raw, usage, created_at)"
+                        " VALUES (?, ?, ?, ?, ?)",
+                        rows,
+                    )
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
         except sqlite3.Error as exc:
             self.writable = False
             self._warn(exc, "answers are used but not stored")
 
+    def flush(self) -> None:
+        """Commit every pending answer (the writer thread stops; a later put starts it again)."""
+        writer = self._writer
+        if writer is not None and writer.is_alive():
+            self._queue.put(None)
+            writer.join()
+        self._writer = None
+        while True:  # keys that arrived after the writer's last look
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                break
+        rest = list(self._pending.values())
+        if rest and self._conn is not None and self.writable:
+            self._commit(rest)
+        self._pending.clear()
+
     def __len__(self) -> int:
+        self.flush()
         if self._conn is None:
             return 0
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM judge_cache").fetchone()[0])
 
     def close(self) -> None:
+        self.flush()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
