@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as _dt
-import importlib
-import inspect
+import functools
 import json
 import math
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -56,19 +53,12 @@ from clineval.viewer.data import (
     ViewerData,
     judge_label,
 )
+from clineval.viewer.report import fmt_p, when
 
 _HERE = Path(__file__).parent
 STATIC_DIR = _HERE / "static"
 TEMPLATE_DIR = _HERE / "templates"
 _STATUSES = ("scored", "error", "not_applicable", "missing")
-
-
-def _optional(module: str) -> ModuleType | None:
-    """A part of the viewer built apart (evidence views, plots), or ``None`` until it exists."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        return None
 
 
 # --------------------------------------------------------------------------- formatting
@@ -88,18 +78,6 @@ def signed(value: float | None) -> str:
     if value is None:
         return "–"
     return f"{0.0 if abs(value) < 0.0005 else value:+.3f}"
-
-
-def fmt_p(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
-
-
-def when(timestamp: float | None) -> str:
-    if not timestamp:
-        return "–"
-    return _dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def duration(start: float | None, end: float | None) -> str:
@@ -141,71 +119,24 @@ def environment(templates: Path = TEMPLATE_DIR) -> jinja2.Environment:
 # --------------------------------------------------------------------------- evidence and plots
 
 
-def _fallback_evidence(result: ResultRecord) -> Markup:
-    """Value, label, explanation (and the error) of one result, until the evidence views exist."""
-    score = result.score
-    parts = [Markup('<div class="evidence-fallback">')]
-    if score.error:
-        parts.append(Markup('<p class="unscored-reason">Unscored: {}</p>').format(score.error))
-    if score.explanation:
-        parts.append(Markup('<p class="explanation">{}</p>').format(score.explanation))
-    if score.sub_scores:
-        parts.append(Markup('<table class="kv"><tbody>'))
-        for key, value in score.sub_scores.items():
-            parts.append(Markup('<tr><th>{}</th><td class="num">{}</td></tr>').format(key, fmt(value)))
-        parts.append(Markup("</tbody></table>"))
-    parts.append(Markup("</div>"))
-    return Markup("").join(parts)
-
-
-def _fallback_texts(case: Case) -> Markup:
-    def block(title: str, text: str | None) -> Markup:
-        if text is None:
-            return Markup('<section class="text-block missing"><h3>{}</h3><p>(none)</p></section>').format(
-                title
-            )
-        return Markup('<section class="text-block"><h3>{}</h3><pre class="text">{}</pre></section>').format(
-            title, text
-        )
-
-    parts = [block("Input", case.input_text() if case.input is not None else None)]
-    parts.append(block("Response", case.response))
-    parts.append(block("Reference", case.reference))
-    for i, context in enumerate(case.contexts or [], start=1):
-        parts.append(block(f"Context {i}", context))
-    return Markup("").join(parts)
-
-
-def _supported(function: Callable[..., Any], **options: Any) -> dict[str, Any]:
-    """The keyword options (not None) that ``function`` accepts."""
-    try:
-        accepted = inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return {}
-    return {k: v for k, v in options.items() if v is not None and k in accepted}
-
-
 class Parts:
-    """The evidence and plot functions of engineers' modules when present, else fallbacks."""
+    """The case evidence views and the plots, as the pages use them."""
 
     def __init__(self) -> None:
-        self.evidence = _optional("clineval.viewer.evidence")
-        self.plots = _optional("clineval.viewer.plots")
+        from clineval.viewer import evidence, plots
+
+        self.evidence = evidence
+        self.plots = plots
 
     def texts(self, case: Case, id_prefix: str | None = None) -> Markup:
-        render = getattr(self.evidence, "render_case_texts", None)
-        if render is None:
-            return _fallback_texts(case)
-        return Markup(render(case, **_supported(render, id_prefix=id_prefix)))
+        return self.evidence.render_case_texts(case, id_prefix=id_prefix)
 
     def result(
         self, case: Case, result: ResultRecord, *, lower_is_better: bool = False, id_prefix: str | None = None
     ) -> Markup:
-        render = getattr(self.evidence, "render_evidence", None)
-        if render is None:
-            return _fallback_evidence(result)
-        options = _supported(render, lower_is_better=lower_is_better, id_prefix=id_prefix)
-        return Markup(render(case, result, **options))
+        return self.evidence.render_evidence(
+            case, result, lower_is_better=lower_is_better, id_prefix=id_prefix
+        )
 
     def distribution(
         self,
@@ -219,13 +150,19 @@ class Parts:
         ci: tuple[float | None, float | None] | None = None,
         unscored: int = 0,
     ) -> Markup | None:
-        plot = getattr(self.plots, "distribution_svg", None)
-        if plot is None or not values:
+        if not values:
             return None
-        options = _supported(
-            plot, score_range=score_range, x_label=x_label, mean=mean, ci=ci, unscored=unscored or None
+        svg = self.plots.distribution_svg(
+            values,
+            title=title,
+            lower_is_better=lower_is_better,
+            score_range=score_range,
+            x_label=x_label,
+            mean=mean,
+            ci=ci,
+            unscored=unscored,
         )
-        return Markup(plot(values, title=title, lower_is_better=lower_is_better, **options))
+        return Markup(svg)
 
     def compare_plot(
         self,
@@ -236,16 +173,15 @@ class Parts:
         lower_is_better: Sequence[str] = (),
         x_label: str | None = None,
     ) -> Markup | None:
-        plot = getattr(self.plots, "compare_svg", None)
-        if plot is None or not rows:
+        if not rows:
             return None
-        options = _supported(
-            plot, verdicts=verdicts, lower_is_better=list(lower_is_better) or None, x_label=x_label
+        plot = functools.partial(
+            self.plots.compare_svg, rows, title=title, verdicts=verdicts, lower_is_better=lower_is_better
         )
-        return Markup(plot(rows, title=title, **options))
+        return Markup(plot() if x_label is None else plot(x_label=x_label))
 
     def evidence_asset(self, name: str) -> str | None:
-        return getattr(self.evidence, name, None) if self.evidence is not None else None
+        return getattr(self.evidence, name, None)
 
 
 # --------------------------------------------------------------------------- scales

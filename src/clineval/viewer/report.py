@@ -38,13 +38,13 @@ from markupsafe import Markup, escape
 
 from clineval.model import Case, ResultRecord
 from clineval.redaction import redact
-from clineval.viewer import plots
+from clineval.results.render import judge_notice, limit_sub_scores
+from clineval.viewer import evidence, plots
 
 if TYPE_CHECKING:
     from jinja2 import Environment
 
     from clineval.compare.comparison import CaseChange, Comparison, MetricComparison
-    from clineval.results.aggregate import MetricAggregate
     from clineval.results.result import EvalResult
 
 #: Up to this many cases, the report's case table lists every case; above, the worst ones.
@@ -53,8 +53,6 @@ CASE_TABLE_LIMIT = 500
 DEFAULT_WORST = 20
 #: Metrics about the agent call, not about the answer: never used to rank cases.
 AGENT_METRICS = ("latency", "failure")
-#: Sub-score rows shown per metric in the aggregates table.
-SUB_SCORE_ROWS = 8
 
 # --------------------------------------------------------------------------- assets
 
@@ -66,26 +64,15 @@ def _package_text(*parts: str) -> str | None:
         return None
 
 
-def _evidence_module() -> Any | None:
-    try:
-        from clineval.viewer import evidence
-    except ImportError:  # pragma: no cover - the evidence module ships with the package
-        return None
-    return evidence
-
-
 def _styles() -> Markup:
     """The report's CSS: the viewer's stylesheet, the evidence styles and the report's own."""
-    parts = [_package_text("static", "viewer.css") or ""]
-    evidence = _evidence_module()
-    parts.append(getattr(evidence, "EVIDENCE_CSS", "") if evidence is not None else "")
+    parts = [_package_text("static", "viewer.css") or "", evidence.EVIDENCE_CSS]
     parts.append(_package_text("report_assets", "report.css") or "")
     return _inline(parts, "style")
 
 
 def _scripts() -> Markup:
-    evidence = _evidence_module()
-    parts = [getattr(evidence, "EVIDENCE_JS", "") if evidence is not None else ""]
+    parts = [evidence.EVIDENCE_JS]
     parts.append(_package_text("report_assets", "report.js") or "")
     return _inline(parts, "script")
 
@@ -190,49 +177,12 @@ def _generated() -> str:
 # --------------------------------------------------------------------------- evidence
 
 
-def _fallback_evidence(result: ResultRecord) -> Markup:
-    score = result.score
-    rows: list[Markup] = []
-    if score.status == "error":
-        rows.append(Markup('<p class="unscored-reason">unscored: {}</p>').format(score.error or ""))
-    else:
-        label = Markup(' <span class="label-chip">{}</span>').format(score.label) if score.label else ""
-        rows.append(
-            Markup('<p>value <span class="value-chip">{}</span>{}</p>').format(fmt(score.value), label)
-        )
-    if score.explanation:
-        rows.append(Markup('<p class="explanation">{}</p>').format(score.explanation))
-    return Markup("").join(rows)
-
-
 def _case_texts(case: Case, id_prefix: str) -> Markup:
-    evidence = _evidence_module()
-    render = getattr(evidence, "render_case_texts", None)
-    if render is not None:
-        try:
-            return Markup(render(case, id_prefix=id_prefix))
-        except TypeError:  # an older signature without id_prefix
-            return Markup(render(case))
-    parts = []
-    for name, value in (("Input", case.input), ("Response", case.response), ("Reference", case.reference)):
-        text = value if isinstance(value, str) or value is None else str(value)
-        parts.append(
-            Markup('<div class="text-block"><h3>{}</h3><pre class="text">{}</pre></div>').format(
-                name, text if text is not None else "(missing)"
-            )
-        )
-    return Markup("").join(parts)
+    return evidence.render_case_texts(case, id_prefix=id_prefix)
 
 
 def _evidence(case: Case, result: ResultRecord, *, lower_is_better: bool, id_prefix: str) -> Markup:
-    evidence = _evidence_module()
-    render = getattr(evidence, "render_evidence", None)
-    if render is None:
-        return _fallback_evidence(result)
-    try:
-        return Markup(render(case, result, lower_is_better=lower_is_better, id_prefix=id_prefix))
-    except TypeError:  # an older signature without the keyword arguments
-        return Markup(render(case, result))
+    return evidence.render_evidence(case, result, lower_is_better=lower_is_better, id_prefix=id_prefix)
 
 
 # --------------------------------------------------------------------------- ranking
@@ -364,30 +314,6 @@ def _cell(record: ResultRecord | None) -> _Cell | None:
     return _Cell("scored", value=score.value, label=score.label)
 
 
-def _limit_sub_scores(rows: Sequence[MetricAggregate]) -> tuple[list[MetricAggregate], int]:
-    kept: list[MetricAggregate] = []
-    shown: dict[tuple[str, str | None], int] = {}
-    hidden = 0
-    for row in rows:
-        if "." in row.metric:
-            key = (row.metric.split(".", 1)[0], row.group)
-            if shown.get(key, 0) >= SUB_SCORE_ROWS:
-                hidden += 1
-                continue
-            shown[key] = shown.get(key, 0) + 1
-        kept.append(row)
-    return kept, hidden
-
-
-def _judge_notice(result: EvalResult) -> str | None:
-    judge = result.run.judge or {}
-    if judge.get("name") != "offline" or judge.get("used") is False:
-        return None
-    from clineval.results.render import judge_notice
-
-    return judge_notice(result.run)
-
-
 def _x_label(metric: str) -> str:
     return "seconds" if metric == "latency" else "score"
 
@@ -450,7 +376,7 @@ def run_report_html(
     """
     run = result.run
     by = by or (run.config.get("group_by") if isinstance(run.config.get("group_by"), str) else None)
-    aggregates, hidden_sub_scores = _limit_sub_scores(result.aggregate())
+    aggregates, hidden_sub_scores = limit_sub_scores(result.aggregate())
     by_groups = [a for a in result.aggregate(by) if "." not in a.metric] if by else []
     main = main_metrics(result)
     ranked = rank_cases(result, main)
@@ -523,7 +449,7 @@ def run_report_html(
     return template.render(
         run=run,
         title=redact(run.name or run.id),
-        notice=_judge_notice(result),
+        notice=judge_notice(result.run),
         aggregates=aggregates,
         hidden_sub_scores=hidden_sub_scores,
         by=by,
@@ -545,7 +471,7 @@ def run_report_html(
         styles=_styles(),
         scripts=_scripts(),
         generated=_generated(),
-        has_evidence=_evidence_module() is not None,
+        has_evidence=True,
     )
 
 
