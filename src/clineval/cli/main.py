@@ -479,8 +479,7 @@ def runs(limit: int, tags: tuple[str, ...], name: str | None, store_path: str) -
     with RunStore(store_path, readonly=True) as store:
         records = store.list_runs(None if wanted or name else limit)
         records = [r for r in records if _run_matches(r, wanted, name)][:limit]
-        # A run marked running whose process is gone (killed, machine shut down) is stopped.
-        stopped = {r.id for r in records if r.status == "running" and store.lease_holder(r.id) is None}
+        stopped = {r.id for r in records if store.is_stopped(r)}
     if not records:
         out.print("No run matches the filters." if wanted or name else "No runs yet.")
         return

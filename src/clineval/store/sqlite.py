@@ -672,6 +672,11 @@ class RunStore:
             holder = self._lease_row(run_id)
         return holder if holder is not None and not holder.stale(self.lease_stale_s, time.time()) else None
 
+    def is_stopped(self, record: RunRecord) -> bool:
+        """Marked ``running``, but no live process holds its lock (killed, or its machine shut
+        down): ``clineval runs`` and the viewer show it as *stopped*."""
+        return record.status == "running" and self.lease_holder(record.id) is None
+
     def _lease_row(self, run_id: str) -> LeaseInfo | None:
         try:
             row = self._conn.execute(

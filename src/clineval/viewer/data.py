@@ -436,7 +436,7 @@ class ViewerData:
         return _masked_record(record)
 
     def display_status(self, record: RunRecord) -> DisplayStatus:
-        if record.status == "running" and self.store.lease_holder(record.id) is None:
+        if self.store.is_stopped(record):
             return "stopped"
         return record.status
 
