@@ -233,10 +233,15 @@ async def _attempt(
     policy: RetryPolicy,
     limiter: AdaptiveLimiter | None,
     classify: Callable[[BaseException], Failure],
+    pace: Callable[[], Awaitable[None]] | None = None,
 ) -> R:
     if limiter is None:
+        if pace is not None:
+            await pace()
         return await _timed(call, policy.timeout_s)
     async with limiter.slot() as slot:
+        if pace is not None:
+            await pace()  # inside the slot (the request starts when paced), outside the timeout
         try:
             result = await _timed(call, policy.timeout_s)
         except Exception as exc:
@@ -257,8 +262,13 @@ async def call_with_retries(
     limiter: AdaptiveLimiter | None = None,
     classify: Callable[[BaseException], Failure] = classify_failure,
     on_retry: Callable[[BaseException, int], Any] | None = None,
+    pace: Callable[[], Awaitable[None]] | None = None,
 ) -> R:
     """Run ``call`` with a timeout per attempt and bounded retries; re-raise the last error.
+
+    ``pace``, when given, is awaited before every attempt (retries included), once the
+    attempt holds its concurrency slot and before its timeout starts: a rate budget
+    (:mod:`clineval.judges.budget`) waits there without eating into ``timeout_s``.
 
     The first attempt runs directly; only after a retryable failure does the retry
     machinery (tenacity) take over, since it costs more CPU per call than the rest of a
@@ -271,7 +281,7 @@ async def call_with_retries(
         return classify(exc) != "fatal" and asks_too_long(policy, exc) is None
 
     try:
-        return await _attempt(call, policy, limiter, classify)
+        return await _attempt(call, policy, limiter, classify, pace)
     except Exception as exc:
         if policy.max_attempts <= 1 or not retryable(exc):
             raise
@@ -299,5 +309,5 @@ async def call_with_retries(
     )
     async for attempt in retrying:
         with attempt:
-            return await _attempt(call, policy, limiter, classify)
+            return await _attempt(call, policy, limiter, classify, pace)
     raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover

@@ -27,6 +27,7 @@ from yarl import URL
 
 from clineval.errors import ConfigError, JudgeConfigurationError
 from clineval.judges.base import JudgeError, Usage
+from clineval.judges.budget import RequestBudget
 from clineval.judges.structured import Completion, ResponseMode
 from clineval.redaction import redact
 from clineval.resilience import (
@@ -201,8 +202,13 @@ class OpenAIBackend:
         seed: int | None = 0,
         policy: RetryPolicy | None = None,
         concurrency: int = 8,
+        budget: RequestBudget | None = None,
     ):
         self.model = model
+        self.budget = budget
+        """Paces requests (``--judge-rpm``/``--judge-tpm``, or a cluster-wide budget on Ray):
+        ``acquire()`` before every request, retries included, and ``spent(tokens)`` after
+        each, with the tokens its response reported (0 for a failed request)."""
         self.temperature = temperature
         self.seed = seed
         self.policy = policy or RetryPolicy()
@@ -313,11 +319,20 @@ class OpenAIBackend:
             self.retries += 1
 
         sent = 0
+        budget = self.budget
 
         async def attempt() -> Completion:
             nonlocal sent
             sent += 1  # every request sent is accounted for, failed attempts included
-            return await self._post(body)
+            if budget is None:
+                return await self._post(body)
+            tokens = 0
+            try:
+                completion = await self._post(body)
+                tokens = completion.prompt_tokens + completion.completion_tokens
+                return completion
+            finally:
+                budget.spent(tokens)  # every acquire() is matched by one spent()
 
         try:
             completion = await call_with_retries(
@@ -326,6 +341,7 @@ class OpenAIBackend:
                 limiter=self.limiter,
                 classify=classify_openai_failure,
                 on_retry=note_retry,
+                pace=None if budget is None else budget.acquire,
             )
             return dataclasses.replace(completion, attempts=sent)
         except EndpointError as exc:
