@@ -13,19 +13,17 @@ calling the agent again.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import ValidationError
 
 from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, build_agent, with_placeholders
 from clineval.datasets import Dataset, fingerprint_cases, load_dataset
 from clineval.errors import ConfigError, field_errors
-from clineval.interrupts import run_main
+from clineval.interrupts import run_sync
 from clineval.judges.base import Judge
 from clineval.judges.config import JudgeConfig, build_judge, default_judge_config
 from clineval.metrics.base import Metric, higher_is_better
@@ -45,7 +43,6 @@ from clineval.runner.provenance import (
 )
 from clineval.store.sqlite import DEFAULT_STORE, RunLease, RunStore
 
-R = TypeVar("R")
 MetricLike = Metric | MetricSpec | str | Callable[..., Any]
 AGENT_METRICS = ("latency", "failure")
 
@@ -57,28 +54,6 @@ class _Unset:
 
 #: Marks a keyword argument that was not given (so a run file's setting applies).
 UNSET: Any = _Unset()
-
-
-def _run_sync(coro: Coroutine[Any, Any, R]) -> R:
-    """Run a coroutine to completion, also from inside a running loop (e.g. a notebook)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return run_main(coro)  # asyncio.run, with Ctrl-C and SIGTERM handled (clineval/interrupts.py)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="clineval-evaluate")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
 
 
 def _open_store(store: str | Path | RunStore) -> RunStore:
@@ -411,7 +386,7 @@ def evaluate(data: Any = None, metrics: Sequence[MetricLike] = (), **kwargs: Any
     ``"openai:gpt-4o-mini"``, a :class:`~clineval.judges.JudgeConfig` or a judge object.
     See :func:`aevaluate` for the other keyword arguments.
     """
-    return _run_sync(aevaluate(data, metrics, **kwargs))
+    return run_sync(aevaluate(data, metrics, **kwargs))
 
 
 async def _resume(
@@ -557,7 +532,7 @@ def rescore(run_ref: str, metrics: Sequence[MetricLike], **kwargs: Any) -> EvalR
 
     The agent is not called again; the new run records the run it came from.
     """
-    return _run_sync(arescore(run_ref, metrics, **kwargs))
+    return run_sync(arescore(run_ref, metrics, **kwargs))
 
 
 def load_run(run_ref: str, *, store: str | Path | RunStore = DEFAULT_STORE) -> EvalResult:

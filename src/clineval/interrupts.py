@@ -144,6 +144,37 @@ def run_main(coro: Coroutine[Any, Any, R]) -> R:
             return result
 
 
+def run_sync(coro: Coroutine[Any, Any, R]) -> R:
+    """Run a coroutine to completion from synchronous code: the one sync/async bridge.
+
+    Every synchronous entry point (``evaluate``, ``rescore``, ``run_suite``, the benchmark,
+    simulation and calibration runners, the commands) goes through here. Without a running
+    event loop the coroutine runs under :func:`run_main` (Ctrl-C and SIGTERM handled);
+    inside one (e.g. a notebook) it runs to completion on a new loop in a helper thread,
+    and its result or exception is handed back.
+    """
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run_main(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="clineval-evaluate")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
 def finish(code: Any) -> NoReturn:
     """End the command with ``code`` (a ``SystemExit`` code), even if agent calls are stuck.
 

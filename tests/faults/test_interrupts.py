@@ -189,7 +189,7 @@ def test_hung_conversation_system_is_abandoned_at_its_timeout(tmp_path: Path) ->
         textwrap.dedent(
             """
             import asyncio, time
-            from clineval.api import _run_sync
+            from clineval.interrupts import run_sync
             from clineval.conversations.model import Conversation
             from clineval.conversations.simulate import System
 
@@ -200,7 +200,7 @@ def test_hung_conversation_system_is_abandoned_at_its_timeout(tmp_path: Path) ->
                 except TimeoutError:
                     print("timed out")
 
-            _run_sync(main())
+            run_sync(main())
             """
         )
     )

@@ -45,6 +45,7 @@ from clineval.calibration.protocols import (
 )
 from clineval.config import DEFAULT_CACHE
 from clineval.errors import ConfigError
+from clineval.interrupts import run_sync
 from clineval.results.result import EvalResult
 
 __all__ = [
@@ -243,9 +244,7 @@ async def acalibrate(
 
 def calibrate(judge: Any, **kwargs: Any) -> CalibrationReport:
     """Synchronous :func:`acalibrate`."""
-    from clineval.api import _run_sync
-
-    return _run_sync(acalibrate(judge, **kwargs))
+    return run_sync(acalibrate(judge, **kwargs))
 
 
 # --- analysis ---------------------------------------------------------------------------------

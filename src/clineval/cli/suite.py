@@ -12,6 +12,7 @@ from rich.text import Text
 from clineval.cli.common import friendly, out
 from clineval.config import DEFAULT_CACHE, load_run_config
 from clineval.errors import ConfigError
+from clineval.interrupts import run_sync
 from clineval.judges.config import JudgeConfig
 from clineval.results.result import EvalResult
 from clineval.store.sqlite import RunStore
@@ -63,11 +64,9 @@ def run_suite_file(
 def resume_suite_run(
     run_id: str, *, store_path: str, judge: JudgeConfig | None, quiet: bool, retry_errors: bool
 ) -> SuiteOutcome:
-    from clineval.api import _run_sync
-
     store = RunStore(store_path)
     record = store.get_run(run_id)
-    return _run_sync(
+    return run_sync(
         aresume_suite(
             record, store=store, judge=judge, progress=None if not quiet else False, retry_errors=retry_errors
         )

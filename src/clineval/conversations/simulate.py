@@ -66,6 +66,7 @@ from clineval.conversations.users import (
     SimulatedUser,
 )
 from clineval.errors import ConfigError
+from clineval.interrupts import run_sync
 from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec
 from clineval.model import Case, Tags
@@ -777,9 +778,7 @@ async def asimulate_and_score(
 
 def simulate_and_score(config: SimulationConfig | None, **kwargs: Any) -> EvalResult:
     """Simulate and score as a stored run (see :func:`asimulate_and_score`)."""
-    from clineval.api import _run_sync
-
-    return _run_sync(asimulate_and_score(config, **kwargs))
+    return run_sync(asimulate_and_score(config, **kwargs))
 
 
 async def ascore_conversations(
@@ -822,6 +821,4 @@ async def ascore_conversations(
 
 def score_conversations(path: str | Path, metrics: Sequence[Any], **kwargs: Any) -> EvalResult:
     """Score saved conversations as a stored run (see :func:`ascore_conversations`)."""
-    from clineval.api import _run_sync
-
-    return _run_sync(ascore_conversations(path, metrics, **kwargs))
+    return run_sync(ascore_conversations(path, metrics, **kwargs))

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from clineval.config import DEFAULT_CACHE, AgentConfig
 from clineval.datasets import fingerprint_cases
 from clineval.errors import ConfigError
+from clineval.interrupts import run_sync
 from clineval.judges.base import Judge
 from clineval.judges.config import JudgeConfig, build_judge
 from clineval.metrics.base import BaseMetric, ScoreContext
@@ -449,9 +450,7 @@ def run_suite(suite: Suite | str | Path, **kwargs: Any) -> SuiteOutcome:
     ``judge`` overrides the suite's judge; ``store``, ``cache``, ``name``, ``tags`` and
     ``progress`` are as for :func:`clineval.evaluate`.
     """
-    from clineval.api import _run_sync
-
-    return _run_sync(arun_suite(suite, **kwargs))
+    return run_sync(arun_suite(suite, **kwargs))
 
 
 def is_suite_record(record: RunRecord) -> bool:

@@ -29,6 +29,7 @@ from clineval.datasets import Dataset
 from clineval.environments.radbench.model import Core, Episode, QAPair, Record
 from clineval.environments.radbench.vocab import CONDITIONS, TASKS, Condition, task
 from clineval.errors import ConfigError
+from clineval.interrupts import run_sync
 from clineval.metrics.base import BaseMetric, ScoreContext
 from clineval.model import Case, Score, ToolCall
 from clineval.results.result import EvalResult
@@ -311,9 +312,7 @@ async def arun_bench(
 
 def run_bench(settings: BenchSettings, **kwargs: Any) -> EvalResult:
     """Run the benchmark grid (see :func:`arun_bench`)."""
-    from clineval.api import _run_sync
-
-    return _run_sync(arun_bench(settings, **kwargs))
+    return run_sync(arun_bench(settings, **kwargs))
 
 
 def metric_rows(result: EvalResult) -> list[tuple[dict[str, str], dict[str, float | None]]]:
