@@ -43,17 +43,32 @@ Chain planning (solvable episodes only)
     #{i < len(GT): gen[i] == GT[i]} / len(GT). 0-1, higher is better; 0 for an empty chain.
 
 Optimal orchestrating (solvable episodes only)
-    ``ots`` -- optimal tool score, "(N - R + 1) / N, where N is the total number of suitable
-    tools for the tool category in the provided tool set, and R is the performance rank of
-    the selected tool (1 for the best) ... averaging all relevant tool selection steps":
-    the mean over the call/endcall steps with ``n_suitable >= 1`` (the simulator's N); a step
-    whose chosen tool is not suitable (``rank is None``) scores 0. ``None`` when no step had
-    a suitable tool. 1/N .. 1 per step, 0-1 overall, higher is better.
+    ``ots`` -- optimal tool score. RadA-BenchPlat: "The score is defined as [formula], where N
+    is the total number of suitable tools for the tool category in the provided tool set,
+    and R is the performance rank of the selected tool (1 for the best). For example, if
+    there are 4 suitable tools and the agent selects the second-best one, the score would be
+    [value]. The final score is determined by averaging all relevant tool selection steps."
+    The paper's text leaves the formula and the example's value blank; **(N - R + 1) / N is
+    the project's definition**, chosen because it is 1 for the best tool, 1/N for the worst
+    suitable one, 0.75 in the paper's example, and equals the public code's per-run score
+    (N - i) / N with i = R - 1. Per step: the call/endcall steps with ``n_suitable >= 1``
+    (the simulator's N); a step whose chosen tool is not suitable (``rank is None``) scores
+    0. The episode's value is the mean over those steps; ``None`` when no step had a
+    suitable tool. 1/N .. 1 per step, 0-1 overall, higher is better.
 
 IO organizing (solvable episodes only)
-    ``ecr`` -- execution completion, "a pass is awarded when all tools in the chain execute
-    successfully regardless of the final output's correctness": 1 if the episode ended with a
-    successful EndCall and no step failed, else 0 (also 0 for a decline or the step limit).
+    ``ecr`` -- execution completion, "whether the agent can complete the entire planned chain
+    without any input/output errors. A pass is awarded when all tools in the chain execute
+    successfully regardless of the final output's correctness": 1 if no step failed and the
+    core completed its chain, else 0. *Completed* means closed with a successful EndCall,
+    the protocol's mark of the terminal step ("<EndCall> for terminal steps that fulfill the
+    clinical query"); a decline (NoCall) or the step limit leaves the chain incomplete (0),
+    as does a malformed reply (an I/O error). Not checked, as the paper says: which tool
+    ended the chain (that is THR) and the answer (a conclusion that fails after the EndCall
+    keeps ECR 1). Choices: the executed chain is not compared with the plan (the paper's
+    Observation 2 reports plan-execution deviations separately, ``ld_plan_exec``), and the
+    EndCall stands for "complete" as in the public code, whose loop ends only at an EndCall
+    or an error, so its "no exception" rule and this one agree.
     ``pfsp`` -- pre-failure success percentage, "performed exclusively on failed cases by
     comparing the number of successfully executed tools before a failure occurs and then
     dividing the total length of the ground-truth chain": on episodes with ``ecr == 0``, the
@@ -62,8 +77,16 @@ IO organizing (solvable episodes only)
 
 Response synthesizing (solvable episodes only)
     ``thr`` -- target hit, "whether the execution chain ends with an appropriate tool that
-    provides the required response format": 1 if ``ecr == 1`` and the last executed category
-    is the task's target (``Task.target``), else 0.
+    provides the required response format. A pass means the final output matches the
+    expected response type and format for the given task": 1 if no step failed and the last
+    call/endcall step (which then succeeded) is of the task's target category
+    (``Task.target``: the category whose output is the answer's type), else 0. An I/O error
+    anywhere (a failed call or a malformed reply) is a miss, as in the paper's Observation
+    5 (low THR "stems from ... deviations from the correct tool path and I/O errors during
+    execution"). Unlike ``ecr`` the chain need not be closed with an EndCall: reaching the
+    target with a ``<Call>`` and then declining or running into the step limit still ends
+    the executed chain with the required output. The answer is not checked (that is
+    ``completion`` and the text metrics).
     ``mhr`` -- milestone hit, "whether the agent can generate useful intermediate outputs ...
     we manually set a milestone for each radiology task": 1 if an ``ok`` call/endcall step
     ran the task's milestone category (``Task.milestone``), else 0.
@@ -216,12 +239,14 @@ METRICS: tuple[MetricInfo, ...] = (
     ),
     _info(
         "ots",
-        "optimal tool score: mean of (N - R + 1) / N over the selection steps (0 for an unsuitable tool)",
+        "optimal tool score: mean of (N - R + 1) / N over the selection steps (0 for an unsuitable tool; "
+        "the formula is the project's, the paper leaves it blank)",
         "optimal orchestrating",
     ),
     _info(
         "ecr",
-        "execution completion: the chain ran to a successful EndCall with no failed step",
+        "execution completion: no step failed and the chain was closed with a successful EndCall "
+        "(whatever its last tool)",
         "IO organizing",
     ),
     _info(
@@ -232,7 +257,8 @@ METRICS: tuple[MetricInfo, ...] = (
     ),
     _info(
         "thr",
-        "target hit: the chain completed and its last category is the task's target",
+        "target hit: no step failed and the last executed tool is of the task's target category "
+        "(no EndCall needed)",
         "response synthesizing",
     ),
     _info(
@@ -396,7 +422,8 @@ def episode_metrics(ep: Episode) -> dict[str, float | None]:
     no_failure = not any(failed(s) for s in ep.steps)
     ended = ended_with_endcall(ep)
     completed_chain = ended and no_failure
-    target_hit = completed_chain and bool(executed) and executed[-1] == int(spec.target)
+    # The executed chain (failing calls included) ends with an ok step of the target category.
+    target_hit = no_failure and bool(executed) and executed[-1] == int(spec.target)
     all_categories = all(int(c) in ok_categories for c in spec.categories)
     built = any(s.built_tool for s in ep.steps)
 
