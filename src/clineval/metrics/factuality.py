@@ -20,8 +20,8 @@ no facts; with no fact on either side the score is not applicable.
 
 The score's value is F1 under the chosen policy; its sub-scores hold precision,
 recall and F1 under all three policies, per importance level and per category, and the
-counts of inclusions, distortions and omissions. Its details keep every fact with its
-verdict, reason, evidence and explanation.
+counts of inclusions, distortions and omissions (whole and partial). Its details keep
+every fact with its verdict, reason, evidence and explanation.
 
 Curated facts skip extraction: a case's ``gold_facts``, or a ``reference_facts`` file
 (JSON lines ``{"id": CASE_ID, "gold_facts": [{"text", "category", "importance"}]}``, as
@@ -144,10 +144,13 @@ def tbfact_scores(
     under the default policy, plus ``recall_high_strict`` and ``recall_high_lenient``;
     ``precision_cat_<category>``, ``recall_cat_<category>``, ``f1_cat_<category>``; and
     the counts ``n_response_facts``, ``n_reference_facts``, ``inclusions`` (reference
-    facts the response entails), ``partial_inclusions``, ``omissions`` (reference facts
-    not or partly in the response because they are missing), ``distortions`` (response
-    facts the reference contradicts), ``unsupported`` (response facts the reference does
-    not mention).
+    facts the response entails), ``partial_inclusions`` (reference facts it partly
+    entails, whatever the reason for the rest), ``omissions`` (reference facts not
+    entailed because the response does not state them: label ``not_entailed``, reason
+    ``missing``), ``partial_omissions`` (reference facts partly entailed because part of
+    them is missing from the response: label ``partial``, reason ``missing``; a subset
+    of ``partial_inclusions``), ``distortions`` (response facts the reference
+    contradicts), ``unsupported`` (response facts the reference does not mention).
     """
     out: dict[str, float | None] = {}
     for policy in POLICIES:
@@ -179,6 +182,9 @@ def tbfact_scores(
     out["inclusions"] = float(sum(c.label == "entailed" for c in recall_checks))
     out["partial_inclusions"] = float(sum(c.label == "partial" for c in recall_checks))
     out["omissions"] = float(sum(c.label == "not_entailed" and c.reason == "missing" for c in recall_checks))
+    out["partial_omissions"] = float(
+        sum(c.label == "partial" and c.reason == "missing" for c in recall_checks)
+    )
     out["distortions"] = float(
         sum(c.label != "entailed" and c.reason == "incorrect" for c in precision_checks)
     )
