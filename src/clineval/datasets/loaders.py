@@ -107,9 +107,11 @@ def load_dataset(
 ) -> Dataset:
     """Load and validate cases from a file path, a DataFrame or an iterable of dicts.
 
-    A folder path loads the saved conversations in it, one case per conversation (see
-    :func:`clineval.conversations.loaders.load_conversations`). ``encoding`` is the text
-    encoding of a file (default UTF-8, with or without a byte-order mark).
+    A folder path is read by a folder format that a plugin registers
+    (:mod:`clineval.datasets.formats`; built in: ``conversations``, a folder of saved
+    conversations, one case per conversation); ``format`` names it when several could.
+    ``encoding`` is the text encoding of a file (default UTF-8, with or without a
+    byte-order mark).
     """
     mapping = dict(mapping or {})
     _check_mapping(mapping)
@@ -120,12 +122,12 @@ def load_dataset(
         if not path.exists():
             raise DatasetError(f"dataset file not found: {path}")
         if path.is_dir():
-            # A folder holds saved conversations (one case per conversation).
-            from clineval.conversations.loaders import conversations_dataset
+            # A folder is read by a format a feature package registers (e.g. saved conversations).
+            from clineval.datasets.formats import load_folder
 
             if mapping:
-                raise DatasetError(f"{path}: a column mapping does not apply to a folder of conversations")
-            return conversations_dataset(path)
+                raise DatasetError(f"{path}: a column mapping does not apply to a folder")
+            return load_folder(path, format)
         if fmt == "jsonl":
             rows = _read_jsonl(path, codec)
         elif fmt == "json":

@@ -1,6 +1,9 @@
-"""Imports every built-in metric module so that each registers itself."""
+"""Imports every generic built-in metric module so that each registers itself.
 
-from clineval.conversations import metrics as conversations  # noqa: F401  (Healthcare Agent Orchestrator)
+Feature packages (e.g. the multi-agent conversations' metrics) register theirs through
+:mod:`clineval.plugins`; this package imports none of them.
+"""
+
 from clineval.metrics import agent, factuality, rag, rubric, text, trajectory
 
 __all__ = ["agent", "factuality", "rag", "rubric", "text", "trajectory"]

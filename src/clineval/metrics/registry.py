@@ -117,10 +117,14 @@ def _probe_function(fn: Callable[..., Any], key: str, doc: str) -> FunctionMetri
 
 
 def _load_builtins() -> None:
+    """Register the generic built-in metrics, then the plugins' (:mod:`clineval.plugins`)."""
     global _BUILTINS_LOADED
     if not _BUILTINS_LOADED:
         _BUILTINS_LOADED = True
         importlib.import_module("clineval.metrics.builtin")
+    from clineval.plugins import load_plugins
+
+    load_plugins()  # once per process; feature packages register their own metrics
 
 
 def catalogue() -> list[MetricEntry]:
