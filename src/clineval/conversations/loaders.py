@@ -35,7 +35,8 @@ has a ``role`` (``system``, ``developer`` (read as ``system``), ``user``, ``assi
 ``tool``), a ``content`` (a string, a list of parts whose ``text`` is joined, or
 ``null``), and optionally ``name`` (the speaker; without it the speaker is the role),
 ``tool_calls`` (``[{"id", "type", "function": {"name", "arguments"}}]`` with arguments
-as a JSON string) and ``tool_call_id``. An assistant message with only tool calls
+as a JSON string, or ``[{"tool_name", "tool_input"}]`` as Vertex AI agent evaluation
+writes them) and ``tool_call_id``. An assistant message with only tool calls
 (``content: null``) is valid. A ``tool`` message stays a message, and its content is
 also copied onto the call it answers (``ToolCallRecord.result``, matched by id).
 
@@ -432,18 +433,23 @@ def _openai_text(content: Any) -> tuple[str, list[str]]:
 def _openai_call(call: Any, field: str, *, legacy: bool = False) -> ToolCallRecord:
     if not isinstance(call, Mapping):
         raise _Problem(f"field '{field}': expected a tool call object, got {_type_name(call)}")
-    function = call.get("function", call)
-    prefix = field if legacy else f"{field}.function"
+    if "function" not in call and "tool_name" in call:
+        # Vertex AI agent evaluation's spelling: {"tool_name", "tool_input"}.
+        name, arguments_key, prefix, function = "tool_name", "tool_input", field, call
+    else:
+        function = call.get("function", call)
+        name, arguments_key = "name", "arguments"
+        prefix = field if legacy else f"{field}.function"
     if not isinstance(function, Mapping):
         raise _Problem(f"field '{prefix}': expected an object with 'name' and 'arguments'")
-    name = function.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise _Problem(f"field '{prefix}.name': expected a non-empty string, got {name!r}")
+    tool = function.get(name)
+    if not isinstance(tool, str) or not tool.strip():
+        raise _Problem(f"field '{prefix}.{name}': expected a non-empty string, got {tool!r}")
     call_id = call.get("id")
     if call_id is not None and not isinstance(call_id, str):
         raise _Problem(f"field '{field}.id': expected a string, got {_type_name(call_id)}")
-    arguments = _arguments(function.get("arguments"), f"{prefix}.arguments")
-    return ToolCallRecord(id=call_id, name=name, arguments=arguments)
+    arguments = _arguments(function.get(arguments_key), f"{prefix}.{arguments_key}")
+    return ToolCallRecord(id=call_id, name=tool, arguments=arguments)
 
 
 # -- Semantic Kernel -----------------------------------------------------------------------
