@@ -19,6 +19,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from clineval.errors import (
     ClinevalError,
@@ -55,6 +56,14 @@ class RunPlan:
     """Forget the failed agent calls' outputs and their results first (``--retry-errors``)."""
     retry_errors: bool = False
     """Forget the unscored (error) results first (``--retry-errors``)."""
+    executor: Executor | None = None
+    """Where the work runs: None in this process; e.g. :class:`~clineval.runner.ray_executor.RayExecutor`."""
+
+
+class Executor(Protocol):
+    """Runs a plan's missing work elsewhere (e.g. on Ray); the store is still written here only."""
+
+    async def run(self, plan: RunPlan, store: RunStore, progress: ProgressReporter | None) -> RunOutcome: ...
 
 
 @dataclass
@@ -87,7 +96,8 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
             delete_failed_outputs=plan.retry_failed_outputs,
             delete_error_results=plan.retry_errors,
         )
-        return await _execute(plan, store, progress)
+        run = plan.executor.run if plan.executor is not None else _execute
+        return await run(plan, store, progress)
     finally:
         lease.release()
 
