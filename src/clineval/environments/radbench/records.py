@@ -5,7 +5,16 @@ pairs (or the pairs given), each from one of the pair's disease scenarios
 (:mod:`.knowledge`): demographics, history and complaint, the finding, an organ and an
 anomaly biomarker with values in plausible ranges, an indicator, a report and a
 treatment that agree with those values. It uses its own ``random.Random(seed)``: the
-same seed always gives the same records.
+same seed always gives the same records. This is the default set (``n`` records; the
+three scenarios of a pair come round once every 66 records).
+
+``generate_record_set(per_pair, seed=...)`` is the larger combined set: ``per_pair``
+records for every pair, each a *distinct* combination of the knowledge base's parts --
+a scenario, its side (a scenario marked ``mirror`` also appears with left and right
+swapped), one of its histories and one of its complaints -- spread evenly over the
+pair's scenarios and sides. Every part of a combination comes from the same scenario, so
+the record stays as coherent as the scenario itself. Its records differ from the default
+set's (another draw), so the two are not mixed in one comparison.
 
 Files:
 
@@ -18,6 +27,7 @@ Files:
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Sequence
@@ -26,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from clineval.environments.radbench.knowledge import Scenario, scenarios_for
+from clineval.environments.radbench.knowledge import Scenario, mirrored, scenarios_for
 from clineval.environments.radbench.model import (
     Anomaly,
     AnomalyBiomarker,
@@ -63,8 +73,15 @@ def _demographics(rng: random.Random, scenario: Scenario) -> tuple[int, str, int
     return age, sex, height, weight
 
 
-def record_from(scenario: Scenario, rng: random.Random, record_id: str) -> Record:
-    """One record drawn from a scenario."""
+def record_from(
+    scenario: Scenario,
+    rng: random.Random,
+    record_id: str,
+    *,
+    history: str | None = None,
+    complaint: str | None = None,
+) -> Record:
+    """One record drawn from a scenario (history and complaint drawn too unless given)."""
     age, sex, height, weight = _demographics(rng, scenario)
     values = {
         "organ": scenario.organ,
@@ -87,8 +104,8 @@ def record_from(scenario: Scenario, rng: random.Random, record_id: str) -> Recor
             sex=sex,
             height=str(height),
             weight=str(weight),
-            history=rng.choice(scenario.histories),
-            complaint=rng.choice(scenario.complaints),
+            history=history if history is not None else rng.choice(scenario.histories),
+            complaint=complaint if complaint is not None else rng.choice(scenario.complaints),
         ),
         anatomy=scenario.anatomy,
         modality=scenario.modality,
@@ -130,6 +147,69 @@ def generate_records(n: int, *, seed: int, pairs: Sequence[tuple[str, str]] | No
             cycles[pair] = rng.sample(options, len(options))
         scenario = cycles[pair].pop()
         records.append(record_from(scenario, rng, f"rb-{i + 1:04d}"))
+    return records
+
+
+_Combination = tuple[Scenario, str, str]
+
+
+def _combinations(pair: tuple[str, str], per_pair: int, rng: random.Random) -> list[_Combination]:
+    """``per_pair`` distinct (scenario or its mirror, history, complaint) of one pair, even
+    over the scenarios (and, within a scenario, over its sides)."""
+    scenarios = scenarios_for(*pair)
+    if not scenarios:
+        raise ValueError(f"no scenario for {pair[0]} {pair[1]}")
+    pools: list[list[list[_Combination]]] = []
+    for scenario in rng.sample(scenarios, len(scenarios)):
+        variants = [scenario, mirrored(scenario)] if scenario.mirror else [scenario]
+        per_side: list[list[_Combination]] = []
+        for variant in variants:
+            combos = [(variant, h, c) for h, c in itertools.product(variant.histories, variant.complaints)]
+            per_side.append(rng.sample(combos, len(combos)))
+        pools.append(per_side)
+    available = sum(len(p) for sides in pools for p in sides)
+    if per_pair > available:
+        raise ValueError(
+            f"{pair[0]} {pair[1]} has {available} distinct combinations of its scenarios' parts, "
+            f"fewer than {per_pair} records per pair; add scenarios, histories or complaints to its "
+            "knowledge file"
+        )
+    chosen: list[_Combination] = []
+    turn = 0
+    while len(chosen) < per_pair:
+        for sides in pools:
+            if len(chosen) == per_pair:
+                break
+            for offset in range(len(sides)):  # alternate the sides of a mirrored scenario
+                side = sides[(turn + offset) % len(sides)]
+                if side:
+                    chosen.append(side.pop())
+                    break
+        turn += 1
+    return chosen
+
+
+def generate_record_set(
+    per_pair: int, *, seed: int, pairs: Sequence[tuple[str, str]] | None = None
+) -> list[Record]:
+    """``per_pair`` records for each pair, each a distinct combination of a scenario (or its
+    mirror), a history and a complaint; ids ``rb-0001``..., round-robin over the pairs."""
+    if per_pair < 1:
+        raise ValueError("records per pair must be 1 or more")
+    chosen = list(pairs) if pairs else list(PAIRS)
+    unknown = [p for p in chosen if p not in PAIRS]
+    if unknown:
+        raise ValueError(f"not an anatomy-modality pair of the benchmark: {unknown[0]}")
+    rng = random.Random(f"radbench-record-set/{seed}")
+    plans = {pair: _combinations(pair, per_pair, rng) for pair in chosen}
+    records: list[Record] = []
+    for round_ in range(per_pair):
+        for pair in chosen:
+            scenario, history, complaint = plans[pair][round_]
+            number = len(records) + 1
+            records.append(
+                record_from(scenario, rng, f"rb-{number:04d}", history=history, complaint=complaint)
+            )
     return records
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from clineval.config import RunConfig
 from clineval.datasets import Dataset
@@ -51,6 +51,10 @@ class BenchSettings(BaseModel):
     conditions: list[Condition] = Field(default_factory=lambda: list(CONDITIONS))
     tasks: list[str] = Field(default_factory=lambda: [t.key for t in TASKS])
     n_records: int = Field(default=10, ge=1, le=100_000)
+    records_per_pair: int | None = Field(default=None, ge=1, le=1_000)
+    """The larger combined record set: this many distinct records per anatomy-modality pair
+    (:func:`~clineval.environments.radbench.records.generate_record_set`); ``n_records`` is
+    then not used. None: the default set of ``n_records`` records."""
     records_file: str | None = None
     seed: int = 0
     step_limit: int = Field(default=20, ge=1, le=500)
@@ -71,6 +75,12 @@ class BenchSettings(BaseModel):
             raise ValueError("at least one task")
         return list(dict.fromkeys(keys))
 
+    @model_validator(mode="after")
+    def _one_record_source(self) -> BenchSettings:
+        if self.records_file and self.records_per_pair is not None:
+            raise ValueError("records_per_pair generates records; it cannot be used with a records file")
+        return self
+
     @field_validator("conditions")
     @classmethod
     def _some_conditions(cls, value: list[Condition]) -> list[Condition]:
@@ -90,7 +100,7 @@ class Bench:
 
     def __init__(self, settings: BenchSettings, base_dir: Path | None = None):
         from clineval.environments.radbench.questions import questions_for
-        from clineval.environments.radbench.records import generate_records, load_records
+        from clineval.environments.radbench.records import generate_record_set, generate_records, load_records
 
         self.settings = settings
         if settings.records_file:
@@ -100,6 +110,12 @@ class Bench:
             bank = load_records(path)
             records = bank.records[: settings.n_records]
             qa = dict(bank.qa)
+        elif settings.records_per_pair is not None:
+            try:
+                records = generate_record_set(settings.records_per_pair, seed=settings.seed)
+            except ValueError as exc:
+                raise ConfigError(f"records_per_pair: {exc}") from None
+            qa = {}
         else:
             records = generate_records(settings.n_records, seed=settings.seed)
             qa = {}
@@ -340,11 +356,13 @@ def settings_from_options(
     step_limit: int,
     auto_build: bool,
     llm: dict[str, Any] | None,
+    records_per_pair: int | None = None,
 ) -> BenchSettings:
     """Command-line options as settings; a clear error for a bad value."""
     data: dict[str, Any] = {
         "core": core,
         "n_records": n_records,
+        "records_per_pair": records_per_pair,
         "records_file": records_file,
         "seed": seed,
         "step_limit": step_limit,
