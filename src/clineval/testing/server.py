@@ -107,7 +107,6 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -115,8 +114,9 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
+
+from clineval.testing.process import HOST, OPENER, ChildServer
 
 try:
     import uvicorn
@@ -133,7 +133,6 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 __all__ = ["ScriptError", "ScriptedServer", "compile_script", "create_app", "main"]
 
-HOST = "127.0.0.1"
 DEFAULT_MODEL = "scripted-model"
 
 _ACTION_KEYS = frozenset({"content", "json", "status", "malformed_body", "truncated_body", "reset"})
@@ -586,35 +585,30 @@ def _installed(module: str) -> bool:
 
 # --------------------------------------------------------------------------- client side
 
-# Admin calls go straight to 127.0.0.1: never through a proxy from the environment.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
-
-class ScriptedServer:
+class ScriptedServer(ChildServer):
     """Runs the scripted server in a child process and talks to its admin endpoints.
 
     ``script`` is set once the server is up; ``delay_s`` is the base delay, kept by
     :meth:`reset` and used whenever the current script has no ``delay_s`` of its own.
     """
 
+    label = "the scripted server"
+
     def __init__(
         self, script: Mapping[str, Any] | None = None, *, port: int = 0, delay_s: float = 0.0
     ) -> None:
+        super().__init__()
         if script is not None:
             compile_script(script)  # fail here, not in the child
         self._script = dict(script) if script is not None else None
         self._requested_port = port
         self._delay_s = delay_s
-        self._process: subprocess.Popen[bytes] | None = None
-        self._stderr: IO[bytes] | None = None
-        self.port: int | None = None
 
     # ---- lifecycle
 
     def start(self, timeout_s: float = 20.0) -> ScriptedServer:
         """Start the child process and wait (at most ``timeout_s``) until it listens."""
-        if self._process is not None:
-            raise RuntimeError("the scripted server is already running")
         command = [
             sys.executable,
             "-m",
@@ -625,17 +619,9 @@ class ScriptedServer:
             repr(self._delay_s),
             "--watch-stdin",
         ]
-        # The child's stderr goes to a file, not a pipe nobody drains; closed by stop().
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        # stdout (a pipe) reports READY; stderr goes to a file (ChildServer.output_tail).
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env=env,
-        )
-        self._process = process
+        process = self._spawn(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         lines: queue.Queue[bytes] = queue.Queue()
         assert process.stdout is not None
         stdout = process.stdout
@@ -653,50 +639,9 @@ class ScriptedServer:
         return self
 
     def _fail(self, reason: str) -> NoReturn:
-        stderr = self._stderr_text()
+        stderr = self.output_tail(wait_s=1.0)  # let a failing child finish its traceback
         self.stop()
-        raise RuntimeError(f"the scripted server {reason}; its stderr:\n{stderr}")
-
-    def _stderr_text(self) -> str:
-        if self._stderr is None:
-            return ""
-        if self._process is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=1.0)  # let a failing child finish its traceback
-        self._stderr.seek(0)
-        return self._stderr.read().decode(errors="replace")[-8000:]
-
-    def stop(self) -> None:
-        """Terminate the child process, and kill it if it has not exited after 5 s."""
-        process, self._process = self._process, None
-        if process is not None:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=5.0)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=5.0)
-            for stream in (process.stdin, process.stdout):
-                if stream is not None:
-                    stream.close()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
-        self.port = None
-
-    def __enter__(self) -> ScriptedServer:
-        if self._process is None:
-            self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        raise RuntimeError(f"{self.label} {reason}; its stderr:\n{stderr}")
 
     # ---- addresses
 
@@ -723,7 +668,7 @@ class ScriptedServer:
             headers={"Content-Type": "application/json"},
         )
         try:
-            with _OPENER.open(request, timeout=10.0) as response:
+            with OPENER.open(request, timeout=10.0) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")
