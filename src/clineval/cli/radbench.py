@@ -215,56 +215,273 @@ def run_command(
     )
 
 
-def summary_table(result: Any, by: tuple[str, ...], metrics: tuple[str, ...] = SUMMARY_METRICS) -> Table:
-    """Means of the key metrics per group (n in brackets when not every case applies)."""
-    from clineval.environments.radbench.runner import metric_rows
-    from clineval.environments.radbench.stats import summarise
+def _auto_build(result: Any) -> bool:
+    from clineval.environments.radbench.runner import bench_settings_of
 
-    rows = summarise(metric_rows(result), by=by, metrics=list(metrics))
+    settings = bench_settings_of(result.run.config)
+    return bool(settings and settings.auto_build)
+
+
+def _report_rows(result: Any) -> list[Any]:
+    from clineval.environments.radbench.runner import metric_rows
+    from clineval.environments.radbench.stats import reporting_rows
+
+    return reporting_rows(metric_rows(result), auto_build=_auto_build(result))
+
+
+def _covers(rows: list[Any], scope: str, auto_build: bool) -> str:
+    conditions = {str(meta.get("condition")) for meta, _ in rows if meta.get("scope") == scope}
+    text = f"{len(conditions)} {scope}"
+    return text + ", built" if scope == "insufficient" and auto_build else text
+
+
+def summary_table(result: Any, by: tuple[str, ...], metrics: tuple[str, ...] = SUMMARY_METRICS) -> Table:
+    """Means of the key metrics per group. Task completion is over the solvable conditions
+    (and the insufficient ones only with automated tool building); a grouping other than by
+    condition is split by scope, with a column saying which conditions each row covers."""
+    from clineval.environments.radbench.stats import report_by, summarise
+
+    rows = _report_rows(result)
+    auto_build = _auto_build(result)
+    grouping = report_by(by)
+    summary = summarise(rows, by=grouping, metrics=list(metrics))
     groups: dict[tuple[str, ...], dict[str, Any]] = {}
-    for row in rows:
+    for row in summary:
         groups.setdefault(tuple(row.group), {})[row.metric] = row
     table = Table(title=f"By {' and '.join(by)}", header_style="bold", title_justify="left")
     for name in by:
         table.add_column(name, no_wrap=True)
+    scoped = "scope" in grouping and "scope" not in by
+    if scoped:
+        table.add_column("conditions", no_wrap=True)
     for metric in metrics:
         table.add_column(HEADERS.get(metric, metric), justify="right")
     order = {c: i for i, c in enumerate(CONDITIONS)} | {"simple": 0, "moderate": 1, "complex": 2}
-    order |= {t.key: i for i, t in enumerate(TASKS)}
+    order |= {t.key: i for i, t in enumerate(TASKS)} | {"solvable": 0, "insufficient": 1}
     for group in sorted(groups, key=lambda g: [(order.get(x, 99), x) for x in g]):
         cells = []
         for metric in metrics:
             found = groups[group].get(metric)
             cells.append("–" if found is None or found.mean is None else f"{found.mean:.3f}")
-        table.add_row(*group, *cells)
+        if scoped:
+            table.add_row(*group[:-1], _covers(rows, group[-1], auto_build), *cells)
+        else:
+            table.add_row(*group, *cells)
+    if scoped:
+
+        def conditions(scope: str) -> list[str]:
+            names = {str(m.get("condition")) for m, _ in rows if m.get("scope") == scope}
+            return sorted(names, key=lambda c: order.get(c, 99))
+
+        solvable, unsolvable = conditions("solvable"), conditions("insufficient")
+        parts = []
+        if solvable:
+            parts.append(f"solvable: {', '.join(solvable)} (done, LD ... MHR, F1)")
+        if unsolvable:
+            done = "done after automated tool building, " if auto_build else ""
+            parts.append(f"insufficient: {', '.join(unsolvable)} ({done}UAR, UGR)")
+        table.caption = "; ".join(parts)
+        table.caption_justify = "left"
+    return table
+
+
+def _run_label(result: Any) -> str:
+    from clineval.environments.radbench.runner import bench_settings_of
+
+    settings = bench_settings_of(result.run.config)
+    core: str = settings.core if settings else "?"
+    if settings and settings.core == "llm" and settings.llm:
+        llm = settings.llm
+        core = str(llm.get("judge") or "llm")
+        extras = [
+            str(llm.get("mode")) if llm.get("mode") == "multi" else "",
+            "reflect" if llm.get("self_reflection") else "",
+            "few-shot" if llm.get("few_shot") else "",
+        ]
+        core = " ".join([core, *[f"+{e}" for e in extras if e]])
+    name = result.run.name
+    if name and name != f"radbench {settings.core if settings else ''}":
+        return str(name)
+    return core
+
+
+def _runs_side_by_side(
+    results: list[Any], by: tuple[str, ...], metrics: tuple[str, ...], json_path: str | None
+) -> None:
+    from clineval.environments.radbench.runner import bench_settings_of
+    from clineval.environments.radbench.stats import compare_runs, report_by
+
+    labels = [_run_label(r) for r in results]
+    if len(set(labels)) < len(labels):  # the same core twice: tell them apart by run id
+        labels = [
+            f"{label} ({r.run.id})" if labels.count(label) > 1 else label
+            for label, r in zip(labels, results, strict=True)
+        ]
+    runs = []
+    for label, result in zip(labels, results, strict=True):
+        rows = _report_rows(result)
+        if not rows:
+            raise ConfigError(f"run {result.run.id} has no benchmark results")
+        runs.append((label, rows))
+    settings = [bench_settings_of(r.run.config) for r in results]
+    sources = {(s.seed, s.records_file) for s in settings if s is not None}
+    if len(sources) > 1:
+        err.print(
+            "[yellow]note:[/] the runs were made with different seeds or record files; episodes are paired "
+            "by case id (record/task/condition), which then may name different records"
+        )
+    try:
+        comparison = compare_runs(runs, by=report_by(by), metrics=list(metrics))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if json_path:
+        text = comparison.model_dump_json(indent=2)
+        if json_path == "-":
+            click.echo(text)
+            return
+        write_text_file(json_path, text, "--json")
+    for label, result in zip(labels, results, strict=True):
+        out.print(f"[bold]{label}[/]: {render.run_header(result.run)}", highlight=False)
+    out.print(f"{comparison.common_cases} episode(s) in every run.", highlight=False)
+    for family in comparison.families:
+        out.print(_family_table(comparison.by, family, comparison.runs))
+        tests = _tests_table(comparison.by, family)
+        if tests is not None:
+            out.print(tests)
+    out.print(
+        "[dim]Cells: mean [95% bootstrap CI] (n episodes when it differs between runs). Tests: B against A "
+        "on the episodes both runs have (same record, task, condition); Δ = B − A; W/T/L: episodes where B "
+        "is better / tied / worse (lower is better for LD, FDR, false refusal); two-sided Wilcoxon "
+        "signed-rank, ties dropped; p Holm: adjusted over every test of the family's table. Task completion "
+        "is over the "
+        "solvable conditions (insufficient ones only with --auto-build); UAR, UGR over the insufficient "
+        "ones.[/]"
+    )
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _group_columns(table: Table, by: tuple[str, ...]) -> None:
+    for name in by:
+        table.add_column("conditions" if name == "scope" else name, no_wrap=True)
+    table.add_column("metric", no_wrap=True)
+
+
+def _family_table(by: tuple[str, ...], family: Any, labels: list[str]) -> Table:
+    table = Table(title=f"{family.family}: mean [95% CI] per core", header_style="bold", title_justify="left")
+    _group_columns(table, by)
+    for label in labels:
+        table.add_column(label, justify="right")
+    previous: tuple[str, ...] | None = None
+    for row in family.rows:
+        counts = {cell.n for cell in row.runs}
+        cells = []
+        for cell in row.runs:
+            if cell.mean is None:
+                cells.append("–")
+                continue
+            ci = "" if cell.ci_low is None else f" [{cell.ci_low:.2f}, {cell.ci_high:.2f}]"
+            n = f" n={cell.n}" if len(counts) > 1 else ""
+            cells.append(f"{cell.mean:.3f}{ci}{n}")
+        group = list(row.group) if row.group != previous else [""] * len(row.group)
+        previous = row.group
+        table.add_row(*group, HEADERS.get(row.metric, row.metric), *cells)
+    return table
+
+
+def _tests_table(by: tuple[str, ...], family: Any) -> Table | None:
+    tests = [t for t in family.tests if t.n_pairs]
+    if not tests:
+        return None
+    table = Table(
+        title=f"{family.family}: pairwise Wilcoxon signed-rank over paired episodes, Holm-adjusted",
+        header_style="bold",
+        title_justify="left",
+    )
+    _group_columns(table, by)
+    for column in ("B vs A", "pairs", "Δ [95% CI]", "W/T/L", "p", "p Holm"):
+        table.add_column(column, justify="left" if column == "B vs A" else "right")
+    previous: tuple[str, ...] | None = None
+    for t in tests:
+        ci = "" if t.ci_low is None else f" [{t.ci_low:+.2f}, {t.ci_high:+.2f}]"
+        delta = "–" if t.mean_difference is None else f"{t.mean_difference:+.3f}{ci}"
+        group = list(t.group) if t.group != previous else [""] * len(t.group)
+        previous = t.group
+        table.add_row(
+            *group,
+            HEADERS.get(t.metric, t.metric),
+            f"{t.b} vs {t.a}",
+            str(t.n_pairs),
+            delta,
+            f"{t.wins}/{t.ties}/{t.losses}",
+            "–" if t.p_value is None else f"{t.p_value:.3g}",
+            "–" if t.p_holm is None else f"{t.p_holm:.3g}",
+        )
     return table
 
 
 @radbench_group.command(name="summary")
-@click.argument("run_ref", default="latest")
+@click.argument("run_refs", nargs=-1)
 @click.option(
     "--by",
     "by",
     multiple=True,
     type=click.Choice(["condition", "complexity", "task", "pair", "anatomy", "modality"]),
-    help="Group by (repeatable; default: condition, then complexity).",
+    help="Group by (repeatable; default: condition, then complexity; with several runs the first only).",
 )
-@click.option("--json", "json_path", help="Also write the summary rows as JSON ('-' for stdout only).")
+@click.option(
+    "--metric",
+    "-m",
+    "metrics",
+    multiple=True,
+    help="Metric(s) to show (repeatable; default: a key set, see docs/radbench.md).",
+)
+@click.option("--json", "json_path", help="Also write the summary as JSON ('-' for stdout only).")
 @store_option
 @friendly
-def summary_command(run_ref: str, by: tuple[str, ...], json_path: str | None, store_path: str) -> None:
-    """Every benchmark metric of a stored run per condition, complexity, task or pair."""
-    from clineval.environments.radbench.runner import bench_settings_of, metric_rows
-    from clineval.environments.radbench.stats import summarise
+def summary_command(
+    run_refs: tuple[str, ...],
+    by: tuple[str, ...],
+    metrics: tuple[str, ...],
+    json_path: str | None,
+    store_path: str,
+) -> None:
+    """Every benchmark metric of a stored run per condition, complexity, task or pair; with
+    several runs, the cores side by side per metric family with pairwise Wilcoxon tests."""
+    from clineval.environments.radbench.metrics import METRICS_BY_NAME
+    from clineval.environments.radbench.runner import bench_settings_of
+    from clineval.environments.radbench.stats import report_by, summarise
 
     _require_store(store_path)
-    result = api.load_run(run_ref, store=store_path)
-    if bench_settings_of(result.run.config) is None:
-        raise ConfigError(f"run {result.run.id} is not a radbench run")
+    for name in metrics:
+        if name not in METRICS_BY_NAME:
+            raise ConfigError(
+                f"--metric {name!r}: not a benchmark metric; use one of {', '.join(METRICS_BY_NAME)}"
+            )
+    chosen = tuple(dict.fromkeys(metrics)) or SUMMARY_METRICS
+    results = []
+    seen: set[str] = set()
+    for ref in run_refs or ("latest",):
+        result = api.load_run(ref, store=store_path)
+        if bench_settings_of(result.run.config) is None:
+            raise ConfigError(
+                f"run {result.run.id} ({ref!r}) is not a radbench run; make one with 'clineval radbench run'"
+            )
+        if result.run.id in seen:
+            raise ConfigError(f"run {result.run.id} is given twice")
+        seen.add(result.run.id)
+        results.append(result)
+    if len(results) > 1:
+        _runs_side_by_side(results, by[:1] or ("condition",), chosen, json_path)
+        return
+    result = results[0]
     groupings = [(b,) for b in by] or [("condition",), ("complexity",)]
     if json_path:
+        rows = _report_rows(result)
         payload = {
-            " ".join(g): [r.model_dump(mode="json") for r in summarise(metric_rows(result), by=g)]
+            " ".join(g): [r.model_dump(mode="json") for r in summarise(rows, by=report_by(g))]
             for g in groupings
         }
         text = json.dumps(payload, indent=2)
@@ -274,7 +491,7 @@ def summary_command(run_ref: str, by: tuple[str, ...], json_path: str | None, st
         write_text_file(json_path, text, "--json")
     out.print(render.run_header(result.run))
     for group in groupings:
-        out.print(summary_table(result, group))
+        out.print(summary_table(result, group, chosen))
 
 
 @radbench_group.command(name="compare")

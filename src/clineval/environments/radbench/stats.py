@@ -27,6 +27,27 @@ scipy (``method="auto"``) then gives the exact p-value for up to 50 non-tied rec
 whose differences have distinct magnitudes, an exhaustive permutation p-value for up to
 13 records with repeated magnitudes, and the tie-corrected normal approximation
 otherwise. The p-value is ``None`` with fewer than two non-tied records.
+
+Reporting as RadA-BenchPlat does:
+
+* :func:`reporting_rows` -- the rows of one run ready for its tables: each gets a
+  ``scope`` (``"solvable"`` or ``"insufficient"``, from its condition) and a
+  ``case_id`` (``record/task/condition``, the stored case's id). Task completion is kept
+  on insufficient tool sets only for a run with automated tool building: RadA-BenchPlat
+  reports task completion over the solvable conditions and unsolvability awareness and
+  grounding (UAR, UGR) over the insufficient ones, and a task completed on an
+  insufficient set is its automated tool building result. Any grouping other than by
+  condition is split by scope (:func:`report_by`), so that "by complexity" says
+  which conditions each row covers instead of mixing them.
+* :func:`compare_runs` -- several cores (or prompting strategies) side by side, one
+  table per capability family (:data:`FAMILIES`): per group and metric, each run's
+  mean with its 95 % bootstrap interval, and for every pair of runs the Wilcoxon
+  signed-rank test over the **episodes both runs have** (paired by case id: the same
+  record, task and condition), by :func:`compare_cores` with ``by="case_id"``. Holm's
+  step-down adjustment (:func:`clineval.compare.stats.holm`) runs over every test of
+  one family's table (each metric x group x pair of runs in it): the family is the set
+  of hypotheses read together, as ``clineval compare`` adjusts over the metrics it
+  compares.
 """
 
 from __future__ import annotations
@@ -39,9 +60,16 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from clineval.environments.radbench.metrics import METRIC_NAMES, METRICS_BY_NAME, episode_metrics
+from clineval.compare.stats import holm
+from clineval.environments.radbench.metrics import (
+    METRIC_NAMES,
+    METRICS,
+    METRICS_BY_NAME,
+    CapabilityGroup,
+    episode_metrics,
+)
 from clineval.environments.radbench.model import Episode
-from clineval.environments.radbench.vocab import CONDITIONS, TASKS, task
+from clineval.environments.radbench.vocab import CONDITIONS, TASKS, UNSOLVABLE_CONDITIONS, task
 from clineval.results.aggregate import MISSING_GROUP, bootstrap_ci
 
 if TYPE_CHECKING:
@@ -57,6 +85,7 @@ _ORDER: dict[str, int] = (
     {c: i for i, c in enumerate(CONDITIONS)}
     | {"simple": 0, "moderate": 1, "complex": 2}
     | {t.key: i for i, t in enumerate(TASKS)}
+    | {"solvable": 0, "insufficient": 1}
 )
 
 
@@ -308,3 +337,231 @@ def compare_cores(
         comparison.statistic = float(result.statistic)
         comparison.p_value = float(result.pvalue)
     return comparison
+
+
+# reporting as the paper does ------------------------------------------------------------
+
+Scope = Literal["solvable", "insufficient"]
+
+#: The capability families in the order the tables come: the primary metric first.
+FAMILIES: tuple[CapabilityGroup, ...] = (
+    "task completion",
+    "chain planning",
+    "optimal orchestrating",
+    "IO organizing",
+    "response synthesizing",
+    "unsolvability parsing",
+)
+
+
+def scope_of(condition: object) -> Scope:
+    """``"insufficient"`` for the unsolvable tool-set conditions, else ``"solvable"``."""
+    return "insufficient" if str(condition) in UNSOLVABLE_CONDITIONS else "solvable"
+
+
+def case_key(meta: Mapping[str, object]) -> str | None:
+    """The episode's case id (``record/task/condition``), the key that pairs two runs."""
+    if meta.get("case_id") is not None:
+        return str(meta["case_id"])
+    parts = [meta.get("record_id"), meta.get("task"), meta.get("condition")]
+    return None if any(p is None for p in parts) else "/".join(str(p) for p in parts)
+
+
+def reporting_rows(rows: Iterable[Row], *, auto_build: bool = False) -> list[Row]:
+    """The rows with ``scope`` and ``case_id`` added; task completion dropped (not
+    applicable) on insufficient tool sets unless the run built missing tools (``auto_build``)."""
+    out: list[Row] = []
+    for meta, values in rows:
+        scope = scope_of(meta.get("condition"))
+        extra: dict[str, object] = {"scope": scope}
+        key = case_key(meta)
+        if key is not None:
+            extra["case_id"] = key
+        kept = dict(values)
+        if scope == "insufficient" and not auto_build:
+            kept["completion"] = None
+        out.append(({**meta, **extra}, kept))
+    return out
+
+
+def report_by(by: Sequence[str]) -> tuple[str, ...]:
+    """The grouping a report uses: ``by``, plus ``scope`` unless it groups by condition
+    (a condition has one scope) or already has it."""
+    by = tuple(by)
+    if "condition" in by or "scope" in by:
+        return by
+    return (*by, "scope")
+
+
+class RunStat(BaseModel):
+    """One run's mean of one metric in one group."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run: str
+    """The run's label."""
+    n: int
+    mean: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class FamilyRow(BaseModel):
+    """One metric in one group, every run side by side."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    group: tuple[str, ...]
+    metric: str
+    runs: list[RunStat]
+
+
+class PairTest(BaseModel):
+    """Run ``b`` against run ``a`` on one metric in one group, paired on episodes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    group: tuple[str, ...]
+    metric: str
+    a: str
+    b: str
+    n_pairs: int
+    """Episodes with an applicable value in both runs."""
+    only_a: int
+    only_b: int
+    mean_difference: float | None = None
+    """Mean of b - a over the paired episodes."""
+    ci_low: float | None = None
+    ci_high: float | None = None
+    wins: int = 0
+    """Episodes where ``b`` is better (in the metric's direction)."""
+    ties: int = 0
+    losses: int = 0
+    statistic: float | None = None
+    p_value: float | None = None
+    p_holm: float | None = None
+    """Holm-adjusted over every test of the family's table."""
+
+
+class FamilyTable(BaseModel):
+    """One capability family: its metrics per group for every run, and the pairwise tests."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    family: str
+    rows: list[FamilyRow] = []
+    tests: list[PairTest] = []
+
+
+class RunsComparison(BaseModel):
+    """Several runs side by side (:func:`compare_runs`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    runs: list[str]
+    by: tuple[str, ...]
+    common_cases: int
+    """Episodes (case ids) every run has."""
+    families: list[FamilyTable]
+
+
+def _family_metrics(metrics: Sequence[str]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {family: [] for family in FAMILIES}
+    for name in metrics:
+        info = METRICS_BY_NAME.get(name)
+        if info is None:
+            known = ", ".join(m.name for m in METRICS)
+            raise ValueError(f"unknown metric {name!r}: use one of {known}")
+        grouped[info.group].append(name)
+    return grouped
+
+
+def compare_runs(
+    runs: Sequence[tuple[str, Sequence[Row]]],
+    *,
+    by: Sequence[str] = ("condition",),
+    metrics: Sequence[str] | None = None,
+) -> RunsComparison:
+    """Runs side by side per capability family (see the module docstring).
+
+    ``runs`` are ``(label, rows)`` with distinct labels, the rows as :func:`reporting_rows`
+    gives them (they need ``case_id``). A row of a family table is a (group, metric) that
+    applies to some episode of some run. Raises ValueError for fewer than two runs,
+    repeated labels, or two runs with no episode in common.
+    """
+    if len(runs) < 2:
+        raise ValueError("compare_runs needs at least two runs")
+    labels = [label for label, _ in runs]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"run labels must be distinct, got {labels}")
+    by = tuple(by)
+    keys = [{str(meta["case_id"]) for meta, _ in rows if meta.get("case_id") is not None} for _, rows in runs]
+    for i in range(len(runs)):
+        for j in range(i + 1, len(runs)):
+            if not keys[i] & keys[j]:
+                raise ValueError(
+                    f"runs {labels[i]} and {labels[j]} have no episode in common (no case with the same "
+                    "record, task and condition): nothing to pair"
+                )
+    common = set.intersection(*keys)
+    names = list(dict.fromkeys(metrics)) if metrics is not None else list(METRIC_NAMES)
+    per_family = _family_metrics(names)
+
+    summaries = {label: summarise(rows, by=by, metrics=names) for label, rows in runs}
+    stats: dict[tuple[tuple[str, ...], str], dict[str, SummaryRow]] = defaultdict(dict)
+    for label, rows_summary in summaries.items():
+        for row in rows_summary:
+            stats[(row.group, row.metric)][label] = row
+    groups = sorted({group for group, _ in stats}, key=_group_key)
+
+    def in_group(rows: Sequence[Row], group: tuple[str, ...]) -> list[Row]:
+        return [r for r in rows if tuple(_label(r[0], field) for field in by) == group]
+
+    families: list[FamilyTable] = []
+    for family in FAMILIES:
+        table = FamilyTable(family=family)
+        for group in groups:
+            members = {label: in_group(rows, group) for label, rows in runs}
+            for metric in per_family[family]:
+                found = stats.get((group, metric), {})
+                if not any(r.n for r in found.values()):
+                    continue
+                cells = []
+                for label in labels:
+                    r = found.get(label)
+                    cells.append(
+                        RunStat(run=label, n=0)
+                        if r is None
+                        else RunStat(run=label, n=r.n, mean=r.mean, ci_low=r.ci_low, ci_high=r.ci_high)
+                    )
+                table.rows.append(FamilyRow(group=group, metric=metric, runs=cells))
+                for i in range(len(labels)):
+                    for j in range(i + 1, len(labels)):
+                        c = compare_cores(members[labels[i]], members[labels[j]], metric, by="case_id")
+                        table.tests.append(
+                            PairTest(
+                                group=group,
+                                metric=metric,
+                                a=labels[i],
+                                b=labels[j],
+                                n_pairs=c.n_records,
+                                only_a=c.only_a,
+                                only_b=c.only_b,
+                                mean_difference=c.mean_difference,
+                                ci_low=c.ci_low,
+                                ci_high=c.ci_high,
+                                wins=c.wins,
+                                ties=c.ties,
+                                losses=c.losses,
+                                statistic=c.statistic,
+                                p_value=c.p_value,
+                            )
+                        )
+        tested = [t for t in table.tests if t.p_value is not None]
+        for t, adjusted in zip(
+            tested, holm([t.p_value for t in tested if t.p_value is not None]), strict=True
+        ):
+            t.p_holm = adjusted
+        if table.rows:
+            families.append(table)
+    return RunsComparison(runs=labels, by=by, common_cases=len(common), families=families)
