@@ -51,26 +51,90 @@ def limit_sub_scores(
 
 
 def aggregates_table(
-    aggregates: Sequence[MetricAggregate], *, title: str | None = None, by: str | None = None
+    aggregates: Sequence[MetricAggregate],
+    *,
+    title: str | None = None,
+    by: str | None = None,
+    width: int | None = None,
 ) -> Table:
-    table = Table(title=title, title_justify="left", header_style="bold")
-    table.add_column("metric", no_wrap=True)
-    if by:
-        table.add_column(by, no_wrap=True)
-    for name in ("scored", "mean", "std", "95% CI"):
-        table.add_column(name, justify="right")
-    table.add_column("unscored", justify="right")
-    table.add_column("n/a", justify="right")
+    """One row per metric and sub-score: scored cases, mean, std, range (min–max), 95 % CI,
+    unscored and not-applicable counts.
+
+    With ``width`` (the console's), a table that would not fit leaves out the ``std``
+    column, then the ``min–max`` one, as far as needed, and says so in its caption,
+    rather than cutting numbers short (the mean and the interval always stay).
+    """
+    header = [
+        "metric",
+        *([by] if by else []),
+        "scored",
+        "mean",
+        "std",
+        "min–max",
+        "95% CI",
+        "unscored",
+        "n/a",
+    ]
+    rows: list[list[str]] = []
     for agg in aggregates:
         ci = "–" if agg.ci_low is None else f"[{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
-        unscored = f"[yellow]{agg.errors}[/]" if agg.errors else "0"
         name = agg.metric if "." not in agg.metric else f"  {agg.metric}"
-        cells = [name]
-        if by:
-            cells.append(agg.group or "")
-        cells += [str(agg.scored), _num(agg.mean), _num(agg.std), ci, unscored, str(agg.not_applicable or 0)]
-        table.add_row(*cells)
+        rows.append(
+            [
+                name,
+                *([agg.group or ""] if by else []),
+                str(agg.scored),
+                _num(agg.mean),
+                _num(agg.std),
+                score_range(agg),
+                ci,
+                str(agg.errors),
+                str(agg.not_applicable or 0),
+            ]
+        )
+    dropped: list[str] = []
+    for optional in ("std", "min–max"):
+        if width is None or _table_width(header, rows) <= width:
+            break
+        index = header.index(optional)
+        header.pop(index)
+        for row in rows:
+            row.pop(index)
+        dropped.append(optional)
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for name in header:
+        if name in ("metric", by):
+            table.add_column(name, no_wrap=True)
+        else:
+            table.add_column(name, justify="right", no_wrap=name == "min–max")
+    unscored_at = header.index("unscored")
+    for row in rows:
+        if row[unscored_at] != "0":
+            row[unscored_at] = f"[yellow]{row[unscored_at]}[/]"
+        table.add_row(*row)
+    if dropped:
+        table.caption = (
+            f"{' and '.join(dropped)} left out to fit {width} columns "
+            "(a wider terminal, COLUMNS=140 or output to a file shows them)"
+        )
+        table.caption_justify = "left"
     return table
+
+
+def _table_width(header: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    """Columns a rich table with these cells takes: the widest cell of each column, one space
+    of padding either side and one rule between and around columns."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def score_range(agg: MetricAggregate, digits: int = 3) -> str:
+    """The lowest and highest score, ``min–max`` (one number when they are equal, ``–`` with none)."""
+    if agg.min is None or agg.max is None:
+        return "–"
+    if agg.min == agg.max:
+        return _num(agg.min, digits)
+    return f"{_num(agg.min, digits)}–{_num(agg.max, digits)}"
 
 
 def judge_notice(run: RunRecord) -> str | None:
@@ -118,7 +182,7 @@ def print_result(
     if cases:
         console.print(cases_table(result))
     rows, hidden = limit_sub_scores(result.aggregate(), None if all_sub_scores else SUB_SCORE_ROWS)
-    console.print(aggregates_table(rows, title="Results"))
+    console.print(aggregates_table(rows, title="Results", width=console.width))
     if hidden:
         console.print(
             f"[dim]{hidden} more sub-score row(s) not shown: clineval show {run.id} --all-sub-scores[/]",
@@ -126,7 +190,7 @@ def print_result(
         )
     if by:
         grouped = [a for a in result.aggregate(by) if "." not in a.metric]
-        console.print(aggregates_table(grouped, title=f"By {by}", by=by))
+        console.print(aggregates_table(grouped, title=f"By {by}", by=by, width=console.width))
     if extra is not None:
         console.print(extra)
     total_unscored = sum(result.unscored().values())
