@@ -90,9 +90,9 @@ def test_metrics_catalogue(tmp_path: Path) -> None:
 
 
 def test_user_errors_are_one_clear_line(tmp_path: Path, data: Path) -> None:
-    unknown = clineval("run", "--data", str(data), "-m", "rouge_l", cwd=tmp_path)
+    unknown = clineval("run", "--data", str(data), "-m", "rouge_x", cwd=tmp_path)
     assert unknown.returncode == 2
-    assert "unknown metric 'rouge_l'" in unknown.stderr and "Did you mean 'rouge'" in unknown.stderr
+    assert "unknown metric 'rouge_x'" in unknown.stderr and "Did you mean 'rouge'" in unknown.stderr
     assert "Traceback" not in unknown.stderr
 
     bad = tmp_path / "bad.jsonl"

@@ -197,6 +197,16 @@ def cli() -> None:
     help="With --resume: score unscored results again and call the agent again where it failed.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    help="Where agent calls and scores run: this process (default) or a Ray cluster (clineval[ray]).",
+)
+@click.option(
+    "--ray-address",
+    help="With --executor ray: auto, HOST:PORT or ray://HOST:10001 (default: a new local Ray).",
+)
+@click.option("--ray-workers", type=click.IntRange(1, 100_000), help="With --executor ray: worker actors.")
 @store_option
 @gate_options
 @friendly
@@ -220,6 +230,9 @@ def run(
     resume: str | None,
     retry_errors: bool,
     quiet: bool,
+    executor: str | None,
+    ray_address: str | None,
+    ray_workers: int | None,
     store_path: str,
     gates: GateOptions,
 ) -> None:
@@ -240,6 +253,16 @@ def run(
         agent_settings["timeout_s"] = agent_timeout
     if agent_attempts:
         agent_settings["max_attempts"] = agent_attempts
+    if (ray_address or ray_workers) and executor == "local":
+        raise ConfigError("--ray-address and --ray-workers go with --executor ray")
+    run_on: dict[str, Any] = {"executor": "ray"} if ray_address or ray_workers else {}
+    run_on.update(
+        {
+            k: v
+            for k, v in (("executor", executor), ("ray_address", ray_address), ("ray_workers", ray_workers))
+            if v
+        }
+    )
     if resume:
         refused = {
             "RUN_FILE": run_file,
@@ -268,7 +291,9 @@ def run(
             _show(outcome.result, group_by, show_cases)
             apply_gates(outcome.result, gates)
             return
-        environment_result = _resume_environment_run(resume, store_path, judge_config, quiet, retry_errors)
+        environment_result = _resume_environment_run(
+            resume, store_path, judge_config, quiet, retry_errors, run_on
+        )
         if environment_result is not None:
             _show(environment_result, group_by, show_cases)
             apply_gates(environment_result, gates)
@@ -281,6 +306,8 @@ def run(
             progress=progress,
             judge_concurrency=judge_concurrency,
             cache=None if no_cache else api.UNSET,
+            executor=run_on.get("executor", api.UNSET),
+            ray_address=run_on.get("ray_address", api.UNSET),
         )
         _show(result, group_by, show_cases)
         apply_gates(result, gates)
@@ -343,6 +370,7 @@ def run(
         updates["tags"] = {**config.tags, **_pairs(tags, "--tag")}
     if no_cache:
         updates["cache"] = None
+    updates.update(run_on)
     if group_by:
         updates["group_by"] = group_by
     if click.get_current_context().get_parameter_source("store_path") is not ParameterSource.DEFAULT:
@@ -368,7 +396,12 @@ def run(
 
 
 def _resume_environment_run(
-    run_ref: str, store_path: str, judge: JudgeConfig | None, quiet: bool, retry_errors: bool
+    run_ref: str,
+    store_path: str,
+    judge: JudgeConfig | None,
+    quiet: bool,
+    retry_errors: bool,
+    run_on: dict[str, Any] | None = None,
 ) -> EvalResult | None:
     """Resume a radiology-benchmark or conversation-simulation run (None for other runs)."""
     from clineval.store.sqlite import RunStore
@@ -383,7 +416,12 @@ def _resume_environment_run(
         settings = bench_settings_of(record.config)
         assert settings is not None
         return run_bench(
-            settings, store=store_path, resume=record.id, retry_errors=retry_errors, progress=progress
+            settings,
+            store=store_path,
+            resume=record.id,
+            retry_errors=retry_errors,
+            progress=progress,
+            **(run_on or {}),
         )
     if kind == "conversations.simulate":
         from clineval.conversations.simulate import simulate_and_score
@@ -607,7 +645,7 @@ def metrics_cmd() -> None:
     """List the metric catalogue with one-line definitions."""
     from rich.table import Table
 
-    from clineval.metrics.registry import catalogue
+    from clineval.metrics.registry import SYNONYMS, catalogue
 
     table = Table(header_style="bold")
     table.add_column("metric", no_wrap=True)
@@ -623,6 +661,11 @@ def metrics_cmd() -> None:
         )
     out.print(table)
     out.print("Settings: NAME(key=value, ...); your own metrics: 'package.module:Name' or 'file.py:name'.")
+    by_source: dict[str, list[str]] = {}
+    for synonym in SYNONYMS.values():
+        by_source.setdefault(synonym.source, []).append(f"{synonym.name} = {synonym}")
+    for source, names in by_source.items():
+        out.print(f"Also accepted, {source}'s names: {'; '.join(names)}.", highlight=False)
 
 
 def main() -> None:

@@ -9,6 +9,11 @@ metrics that ran.
 On the command line and in run files a spec is written ``NAME``, ``NAME(key=value, ...)``
 or ``ALIAS=NAME(key=value)``, e.g. ``trajectory_single_tool_use(tool_name=order_ct)``.
 
+Other tools' names for clineval metrics are accepted wherever a metric is named
+(:data:`SYNONYMS`, e.g. Vertex AI's ``rouge_l_sum`` and ``latency_in_seconds``): a spec
+that names one is read as the metric it stands for, with the settings it implies, when
+the spec is made (:func:`apply_synonym`).
+
 Settings are checked against the metric's typed signature before anything is built
 (:func:`settings_problems`: a pydantic model made from the parameters and their
 annotations), so ``rubric(criteria=5)`` is reported as "setting 'criteria': expected a
@@ -156,6 +161,69 @@ def _unknown_message(name: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class MetricSynonym:
+    """Another tool's name for a clineval metric, and the settings that name implies.
+
+    A synonym without settings is another spelling: its scores are stored under the
+    metric's own name (``latency_in_seconds`` gives ``latency``). One with settings names
+    a configuration: its scores keep the name written (``rouge_l_sum`` is
+    ``rouge_l_sum=rouge(rouge_type=rougeLsum)``), so that several sit side by side.
+    """
+
+    name: str
+    target: str
+    settings: tuple[tuple[str, Any], ...] = ()
+    source: str = ""
+
+    def __str__(self) -> str:
+        if not self.settings:
+            return self.target
+        return f"{self.target}(" + ", ".join(f"{k}={v!r}" for k, v in self.settings) + ")"
+
+
+VERTEX_AI = "Vertex AI Gen AI evaluation"
+
+#: Other tools' metric names, by name.
+SYNONYMS: dict[str, MetricSynonym] = {}
+
+
+def metric_synonym(name: str, target: str, *, source: str, **settings: Any) -> None:
+    """Accept ``name`` wherever a metric is named, as ``target`` with ``settings``."""
+    SYNONYMS[name] = MetricSynonym(name, target, tuple(settings.items()), source)
+
+
+for _name, _type in (
+    ("rouge_1", "rouge1"),
+    ("rouge_2", "rouge2"),
+    ("rouge_l", "rougeL"),
+    ("rouge_l_sum", "rougeLsum"),
+):
+    metric_synonym(_name, "rouge", source=VERTEX_AI, rouge_type=_type)
+metric_synonym("latency_in_seconds", "latency", source=VERTEX_AI)
+
+
+def apply_synonym(
+    name: str, args: dict[str, Any], alias: str | None
+) -> tuple[str, dict[str, Any], str | None]:
+    """``(name, args, alias)`` with a synonym replaced by the metric it stands for.
+
+    A metric registered under the name wins over a synonym. A setting the synonym fixes
+    may be repeated with the same value, not changed (:class:`ConfigError`).
+    """
+    synonym = SYNONYMS.get(name)
+    if synonym is None or name in _REGISTRY:
+        return name, args, alias
+    for key, value in synonym.settings:
+        if key in args and args[key] != value:
+            raise ConfigError(
+                f"metric {name!r} is {synonym} ({synonym.source}'s name) and cannot take "
+                f"{key}={args[key]!r}; write {synonym.target}({key}={args[key]!r}) instead"
+            )
+    merged = {**dict(synonym.settings), **args}
+    return synonym.target, merged, alias or (name if synonym.settings else None)
+
+
 class MetricSpec(BaseModel):
     """A metric to build: registry name or import path, settings, and the name its scores get."""
 
@@ -171,6 +239,14 @@ class MetricSpec(BaseModel):
         if isinstance(data, str):
             return parse_metric_spec(data).model_dump()
         return data
+
+    @model_validator(mode="after")
+    def _synonym(self) -> MetricSpec:
+        try:
+            self.name, self.args, self.alias = apply_synonym(self.name, self.args, self.alias)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return self
 
     @property
     def result_name(self) -> str:
@@ -262,6 +338,7 @@ def parse_metric_spec(text: str) -> MetricSpec:
             args[key] = _value(raw.strip(), text)
     if not name:
         raise ConfigError(f"metric {text!r}: no metric name")
+    name, args, alias = apply_synonym(name, args, alias)
     return MetricSpec(name=name, args=args, alias=alias)
 
 

@@ -88,6 +88,27 @@ class ToolCall(BaseModel):
         return data
 
 
+def trajectory_from_text(value: Any) -> Any:
+    """A trajectory given as a JSON string of a list (as cloud agent evaluation datasets
+    allow) as that list; anything else unchanged, for the field's own validation."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"expected a list of tool calls, or a JSON string of one; got text that is not JSON ({exc.msg})"
+        ) from None
+    if not isinstance(parsed, list):
+        raise ValueError(f"expected a list of tool calls, got a JSON {type(parsed).__name__}")
+    return parsed
+
+
+Trajectory = Annotated[list[ToolCall], BeforeValidator(trajectory_from_text)]
+"""A list of tool calls, also read from a JSON string of one."""
+
+
 class Turn(BaseModel):
     """One message of a conversation given as a case's input."""
 
@@ -143,10 +164,10 @@ class Case(BaseModel):
     id: CaseId
     input: str | list[Turn] | None = None
     response: str | None = None
-    trajectory: list[ToolCall] | None = None
+    trajectory: Trajectory | None = None
     contexts: list[str] | None = None
     reference: str | None = None
-    reference_trajectory: list[ToolCall] | None = None
+    reference_trajectory: Trajectory | None = None
     gold_facts: list[GoldFact] | None = None
     expected: JsonValue = None
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
@@ -157,6 +178,15 @@ class Case(BaseModel):
     def _single_context(cls, data: Any) -> Any:
         if isinstance(data, dict) and isinstance(data.get("contexts"), str):
             data = {**data, "contexts": [data["contexts"]]}
+        if isinstance(data, dict):
+            # A blank trajectory string is a missing trajectory, as an empty CSV cell is.
+            blank = [
+                key
+                for key in ("trajectory", "reference_trajectory")
+                if isinstance(data.get(key), str) and not data[key].strip()
+            ]
+            if blank:
+                data = {**data, **dict.fromkeys(blank)}
         return data
 
     def has(self, field: str) -> bool:

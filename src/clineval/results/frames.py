@@ -1,10 +1,13 @@
 """Tables of results: a wide table (one row per case) and a long one (one row per score).
 
-Wide columns: ``case_id``, ``input``, ``response``, ``reference``, ``trajectory`` (JSON),
-then, when an agent ran, ``agent_latency_s``, ``agent_failed`` and ``agent_error``; then per
-metric ``<metric>`` (the value), ``<metric>.<sub>`` (its sub-scores), ``<metric>/label``,
-``<metric>/explanation`` and ``<metric>/error`` (annotation columns that are empty for
-every case are left out); and finally ``metadata.<key>`` for every metadata key.
+Wide columns: ``case_id``, ``input``, ``response``, ``reference``, ``predicted_trajectory``
+and ``reference_trajectory`` (JSON lists of ``{"name", "arguments"}``, without tool
+outputs; named as in Vertex AI agent evaluation's instance table, and read back by the
+dataset loader), then, when an agent ran, ``agent_latency_s``, ``agent_failed`` and
+``agent_error``; then per metric ``<metric>`` (the value), ``<metric>.<sub>`` (its
+sub-scores), ``<metric>/label``, ``<metric>/explanation`` and ``<metric>/error``
+(annotation columns that are empty for every case are left out); and finally
+``metadata.<key>`` for every metadata key.
 """
 
 from __future__ import annotations
@@ -13,16 +16,16 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from clineval.model import Case, ResultRecord
+from clineval.model import Case, ResultRecord, ToolCall
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def _trajectory_text(case: Case) -> str | None:
-    if case.trajectory is None:
+def _trajectory_text(calls: Sequence[ToolCall] | None) -> str | None:
+    if calls is None:
         return None
-    return json.dumps([c.model_dump(exclude_none=True, exclude={"output"}) for c in case.trajectory])
+    return json.dumps([c.model_dump(exclude_none=True, exclude={"output"}) for c in calls])
 
 
 def wide_rows(
@@ -39,7 +42,8 @@ def wide_rows(
             "input": case.input_text() if case.input is not None else None,
             "response": case.response,
             "reference": case.reference,
-            "trajectory": _trajectory_text(case),
+            "predicted_trajectory": _trajectory_text(case.trajectory),
+            "reference_trajectory": _trajectory_text(case.reference_trajectory),
         }
         if case.agent_run is not None:
             row["agent_latency_s"] = case.agent_run.latency_s

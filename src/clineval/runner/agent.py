@@ -4,7 +4,8 @@ An agent is a plain Python callable, sync or async. It receives the case's input
 string, or a list of ``{"role", "content"}`` messages); if it has a parameter named
 ``case`` it receives the whole :class:`~clineval.model.Case` as well. It returns the
 response as a string, or a dict with ``response`` and, optionally, ``trajectory`` (or
-``predicted_trajectory``) and ``contexts``; other keys are kept with the output.
+``predicted_trajectory``, as a list of tool calls or a JSON string of one) and
+``contexts``; other keys are kept with the output.
 
 Latency is the wall time of the attempt that returned; an exception, a timeout or an
 output that is not one of the above makes the case a failure (``failure`` = 1), with the
@@ -27,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clineval.model import AgentOutput, AgentRun, Case, ToolCall
+from clineval.model.case import trajectory_from_text
 from clineval.resilience import AdaptiveLimiter, CallTimedOut, RetryPolicy, call_with_retries
 from clineval.runner.threads import AgentAborted, aborted, call_in_thread
 
@@ -68,8 +70,9 @@ def _output_from(result: Any) -> tuple[str | None, list[ToolCall] | None, list[s
         if response is not None and not isinstance(response, str):
             raise InvalidAgentOutput(f"'response' must be a string, got {type(response).__name__}")
         try:
-            calls = None if trajectory is None else [ToolCall.model_validate(t) for t in trajectory]
-        except (ValidationError, TypeError) as exc:
+            items = None if trajectory is None else trajectory_from_text(trajectory)
+            calls = None if items is None else [ToolCall.model_validate(t) for t in items]
+        except (ValidationError, TypeError, ValueError) as exc:
             raise InvalidAgentOutput(f"the trajectory is not a list of tool calls: {exc}") from None
         if isinstance(contexts, str):
             contexts = [contexts]
