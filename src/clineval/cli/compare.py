@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 import click
 
 from clineval.cli.common import _require_store, err, friendly, out, store_option, write_text_file
-from clineval.cli.gating import GATE_FAILED, incomplete_message, incomplete_warning, run_completeness
+from clineval.cli.gating import (
+    GATE_FAILED,
+    incomplete_message,
+    incomplete_warning,
+    print_outcomes,
+    run_completeness,
+)
 from clineval.errors import ConfigError, IncompleteRunError
 
 if TYPE_CHECKING:
@@ -57,6 +63,17 @@ if TYPE_CHECKING:
     help="With --html: also write the forest plot as PNG (288 dpi) into this folder.",
 )
 @click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when any metric regressed.")
+@click.option(
+    "--fail-on-case-regression",
+    "case_gates",
+    multiple=True,
+    is_flag=False,
+    flag_value="",
+    metavar="[METRIC[=VALUE]]",
+    help="Exit with status 1 when any case that was right in A (pass, 1 of a 0/1 metric, or ≥ VALUE) "
+    "is wrong or unscored in B; lists the cases. Without METRIC: every metric with a pass/fail label "
+    "or 0/1 values (repeatable; put it after the runs).",
+)
 @store_option
 @friendly
 def compare_command(
@@ -69,6 +86,7 @@ def compare_command(
     html_path: str | None,
     png_dir: str | None,
     fail_on_regression: bool,
+    case_gates: tuple[str, ...],
     store_path: str,
 ) -> None:
     """Compare run B with run A (the baseline) case by case: what regressed, what improved.
@@ -78,13 +96,15 @@ def compare_command(
     """
     from clineval import api
     from clineval.compare import compare_runs, print_comparison
+    from clineval.compare.case_gate import check_case_regressions, parse_case_gate
 
     if png_dir and not html_path:
         raise ConfigError("--png-dir goes with --html FILE")
+    per_case = [parse_case_gate(text) for text in case_gates]
     _require_store(store_path)
     baseline = api.load_run(run_a, store=store_path)
     candidate = api.load_run(run_b, store=store_path)
-    if fail_on_regression:  # a gate: refuse a run that is not complete
+    if fail_on_regression or per_case:  # a gate: refuse a run that is not complete
         for run in (baseline, candidate):
             completeness = run_completeness(store_path, run.run_id)
             if completeness is not None and not completeness.complete:
@@ -111,7 +131,10 @@ def compare_command(
             write_text_file(json_path, text, "--json")
     if html_path:
         _write_html(comparison, baseline, candidate, html_path, png_dir)
-    if fail_on_regression and comparison.regressed:
+    outcomes = [check_case_regressions(baseline, candidate, gate) for gate in per_case]
+    if outcomes:
+        print_outcomes(outcomes, err if json_path == "-" else out)
+    if (fail_on_regression and comparison.regressed) or any(not o.passed for o in outcomes):
         sys.exit(GATE_FAILED)
 
 

@@ -43,6 +43,7 @@ from clineval.cli.common import err, out
 from clineval.errors import ClinevalError, ConfigError, IncompleteRunError
 
 if TYPE_CHECKING:
+    from clineval.compare.case_gate import CaseGate
     from clineval.compare.gates import Bound, GateResult, ThresholdGate
     from clineval.config import RunConfig
     from clineval.results.result import EvalResult
@@ -67,11 +68,13 @@ class GateOptions:
     """The baseline's id, resolved by :meth:`check_before_run` (``latest``: the latest before the run)."""
     store: str | None = None
     """The store the baseline was found in."""
+    case_gates: list[CaseGate] = field(default_factory=list)
+    """``--fail-on-case-regression``: per-case gates against the ``--no-regression-vs`` baseline."""
 
     @property
     def active(self) -> bool:
         """True when there is anything to do after the run."""
-        return bool(self.thresholds or self.baseline or self.junit)
+        return bool(self.thresholds or self.baseline or self.junit or self.case_gates)
 
     def check_before_run(
         self, store: str | Path, *, metrics: Sequence[str] | None = None, resume: str | None = None
@@ -87,6 +90,10 @@ class GateOptions:
 
         if self.junit and Path(self.junit).is_dir():
             raise ConfigError(f"--junit {self.junit}: is a folder; give a file name, e.g. reports/junit.xml")
+        if self.case_gates and not self.baseline:
+            raise ConfigError(
+                "--fail-on-case-regression compares with a baseline: add --no-regression-vs RUN"
+            )
         if self.baseline or (resume and self.thresholds):
             if not Path(store).exists():
                 what = f"--no-regression-vs {self.baseline}" if self.baseline else f"--resume {resume}"
@@ -107,6 +114,12 @@ class GateOptions:
                     metrics = run_store.get_run(resume).metrics
         if metrics is not None:
             check_metric_names(self.thresholds, metrics)
+            for gate in self.case_gates:
+                if gate.metric is not None and gate.metric not in metrics:
+                    raise ConfigError(
+                        f"--fail-on-case-regression {gate.metric}: the run has no metric {gate.metric!r}; "
+                        f"the run's metrics: {', '.join(metrics) or 'none'}"
+                    )
 
 
 def expected_metrics(config: RunConfig) -> list[str] | None:
@@ -134,6 +147,17 @@ def _threshold_callback(bound: Bound) -> Callable[[click.Context, click.Paramete
     return parse
 
 
+def _case_gate_callback(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> list[CaseGate]:
+    from clineval.compare.case_gate import OPTION, parse_case_gate
+
+    try:
+        return [parse_case_gate(value) for value in values]
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc).removeprefix(f"{OPTION} "), ctx=ctx, param=param) from None
+
+
 def gate_options(fn: F) -> F:
     """Add the gate options to a command; it receives them as one ``gates: GateOptions`` argument."""
 
@@ -143,12 +167,17 @@ def gate_options(fn: F) -> F:
         fail_under: list[ThresholdGate],
         fail_over: list[ThresholdGate],
         no_regression_vs: str | None,
+        fail_on_case_regression: list[CaseGate],
         alpha: float,
         junit: str | None,
         **kwargs: Any,
     ) -> Any:
         gates = GateOptions(
-            thresholds=[*fail_under, *fail_over], baseline=no_regression_vs, alpha=alpha, junit=junit
+            thresholds=[*fail_under, *fail_over],
+            baseline=no_regression_vs,
+            alpha=alpha,
+            junit=junit,
+            case_gates=list(fail_on_case_regression),
         )
         return fn(*args, gates=gates, **kwargs)
 
@@ -176,6 +205,16 @@ def gate_options(fn: F) -> F:
             "before the run starts).",
         ),
         click.option(
+            "--fail-on-case-regression",
+            multiple=True,
+            is_flag=False,
+            flag_value="",
+            metavar="[METRIC[=VALUE]]",
+            callback=_case_gate_callback,
+            help="With --no-regression-vs: exit 1 if any case right in the baseline (pass, 1 of a 0/1 "
+            "metric, or ≥ VALUE) is wrong or unscored now; lists the cases (repeatable).",
+        ),
+        click.option(
             "--alpha",
             type=click.FloatRange(0, 1, min_open=True, max_open=True),
             default=0.05,
@@ -195,15 +234,18 @@ def gate_options(fn: F) -> F:
     return decorated  # type: ignore[no-any-return]
 
 
-def _print_outcomes(outcomes: Sequence[GateResult], console: Console) -> None:
+def print_outcomes(outcomes: Sequence[GateResult], console: Console) -> None:
+    """Each gate's outcome, one line each: ``pass``/``FAIL``, its name and message."""
     console.print(Text("Gates", style="bold"))
     for outcome in outcomes:
         mark = ("pass", "bold green") if outcome.passed else ("FAIL", "bold red")
         console.print(Text.assemble("  ", mark, f"  {outcome.name}: ", outcome.message), highlight=False)
 
 
-def _regression_outcome(result: EvalResult, gates: GateOptions, console: Console) -> GateResult:
+def _regression_outcomes(result: EvalResult, gates: GateOptions, console: Console) -> list[GateResult]:
+    """The ``--no-regression-vs`` gate, then each ``--fail-on-case-regression`` gate."""
     from clineval import api
+    from clineval.compare.case_gate import check_case_regressions
     from clineval.compare.comparison import compare_runs
     from clineval.compare.gates import check_no_regression
     from clineval.compare.render import print_comparison
@@ -216,7 +258,8 @@ def _regression_outcome(result: EvalResult, gates: GateOptions, console: Console
     comparison = compare_runs(baseline, result, alpha=gates.alpha)
     console.print(Text(f"Compared with baseline run {baseline.run_id}", style="bold"))
     print_comparison(comparison, console)
-    return check_no_regression(comparison)
+    outcomes = [check_no_regression(comparison)]
+    return outcomes + [check_case_regressions(baseline, result, gate) for gate in gates.case_gates]
 
 
 def apply_gates(
@@ -249,9 +292,9 @@ def apply_gates(
         raise IncompleteRunError(message)
     outcomes = evaluate_gates(result, gates.thresholds)
     if gates.baseline:
-        outcomes.append(_regression_outcome(result, gates, console))
+        outcomes += _regression_outcomes(result, gates, console)
     if outcomes:
-        _print_outcomes(outcomes, console)
+        print_outcomes(outcomes, console)
     if gates.junit:
         write_junit(gates.junit, result, outcomes)
         err.print(f"wrote {gates.junit}", highlight=False)

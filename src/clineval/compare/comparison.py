@@ -40,6 +40,7 @@ from clineval.compare.stats import (
     holm,
     is_binary,
     mcnemar_exact,
+    min_detectable_changes,
     paired_bootstrap_ci,
     paired_permutation_test,
 )
@@ -133,6 +134,12 @@ class MetricComparison(BaseModel):
     """Cases that got worse, largest change first."""
     improved_cases: list[CaseChange] = Field(default_factory=list)
     """Cases that got better, largest change first."""
+    min_changes: int | None = None
+    """The fewest changed cases, all in one direction, whose test could reach significance
+    at ``alpha`` (see :func:`~clineval.compare.stats.min_detectable_changes`)."""
+    small_n: str | None = None
+    """Said when this comparison is too small for the test to detect the change seen (or any
+    change): cases changed, but fewer than :attr:`min_changes`."""
 
     @property
     def direction(self) -> str:
@@ -314,6 +321,34 @@ def _verdicts(items: list[MetricComparison], alpha: float) -> None:
             item.verdict = "regressed" if worse else "improved"
         else:
             item.verdict = "no significant change"
+        item.min_changes = min_detectable_changes(alpha)
+        item.small_n = _small_n(item, alpha, len(tested))
+
+
+def _small_n(item: MetricComparison, alpha: float, n_tests: int) -> str | None:
+    """The note for a change too small for the test to detect (``None`` when there is none).
+
+    Only for a metric with changed cases and no significant verdict: fewer changed
+    cases than :func:`min_detectable_changes` can never give ``p < alpha``.
+    """
+    changed = len(item.regressed_cases) + len(item.improved_cases)
+    least = item.min_changes
+    if item.verdict != "no significant change" or not changed or least is None or changed >= least:
+        return None
+    test = "McNemar's exact test" if item.kind == "binary" else "the paired sign-flip test"
+    holm_note = ""
+    if n_tests > 1:
+        holm_note = (
+            f"; {min_detectable_changes(alpha, n_tests)} if it is the only one of the "
+            f"{n_tests} metrics that changed (Holm)"
+        )
+    size = f", a change of {least / item.n_paired:.2g} in the mean" if item.kind == "binary" else ""
+    return (
+        f"{changed} of {item.n_paired} case(s) changed; with n={item.n_paired} {test} cannot detect "
+        f"fewer than {least} changed cases, all in one direction{size} (p < {alpha:g}{holm_note}): "
+        "a change this small is never significant here, however real; gate it per case with "
+        "--fail-on-case-regression"
+    )
 
 
 # --- the two runs ------------------------------------------------------------------------

@@ -177,6 +177,8 @@ def comparison_renderable(comparison: Comparison, *, limit: int = MAX_CASES, cas
     for item in comparison.metrics:
         if item.reason:
             parts.append(Text(f"{item.metric}: not comparable: {item.reason}", style="yellow"))
+        if item.small_n:
+            parts.append(Text(f"{item.metric}: too few cases to detect: {item.small_n}", style="yellow"))
     if cases:
         for item in comparison.metrics:
             parts += case_lines(item, limit)

@@ -27,6 +27,16 @@ would explain, using the pairing (each case is its own control).
     replacement 2,000 times (seed 0, so the same data always give the same interval) and
     the 2.5th and 97.5th percentiles of the resampled means are the 95 % interval.
 
+``min_detectable_changes``
+    How many cases must change, all in one direction, before either test can reach
+    ``p < alpha``. With ``k`` changed cases (discordant pairs for McNemar, non-zero
+    differences for the sign-flip test) the smallest p either exact test can give is
+    ``2 · (1/2)^k = 2^(1 − k)``: every change in one direction. So fewer than the
+    smallest ``k`` with ``2^(1 − k) < alpha`` can never be significant, whatever ``n``:
+    6 for ``alpha = 0.05`` (``2^-5 = 0.031``; 5 changes give at best ``0.0625``). Holm
+    over ``m`` metrics multiplies the smallest p by ``m``: a metric that changed alone
+    needs ``2^(1 − k) · m < alpha`` (7 for three metrics: ``3 · 2^-6 = 0.047``).
+
 ``holm``
     Holm's step-down adjustment of ``m`` p-values for testing several metrics at once:
     sorted ascending, ``p_(i)`` becomes ``max_{j ≤ i} min(1, (m − j + 1) · p_(j))``. It
@@ -135,6 +145,24 @@ def paired_bootstrap_ci(
     """
     d = _differences(a, b)
     return bootstrap_ci(d.tolist(), confidence=confidence, n_resamples=n_resamples, seed=seed)
+
+
+def min_detectable_changes(alpha: float, n_tests: int = 1) -> int:
+    """The fewest changed cases (all in one direction) whose exact paired test can give
+    ``p · n_tests < alpha``: the smallest ``k ≥ 1`` with ``2^(1 − k) · n_tests < alpha``.
+
+    Holds for :func:`mcnemar_exact` and the exact :func:`paired_permutation_test` alike
+    (both give at best ``2^(1 − k)`` with ``k`` changed cases). Examples: ``alpha = 0.05``
+    gives 6; with ``n_tests = 3`` (Holm, the metric changed alone) 7; ``alpha = 0.01`` gives 8.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be between 0 and 1 (exclusive), got {alpha}")
+    if n_tests < 1:
+        raise ValueError(f"n_tests must be at least 1, got {n_tests}")
+    k = 1
+    while 2.0 ** (1 - k) * n_tests >= alpha:
+        k += 1
+    return k
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
