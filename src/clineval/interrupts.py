@@ -15,6 +15,10 @@ on the main thread with its own handler for SIGINT and SIGTERM in place of
 
 :func:`exit_code` gives the exit status for the command line: 130 after SIGINT, 143
 (128 + 15) after SIGTERM.
+
+:func:`run_sync` is the one bridge from synchronous code to a coroutine (``evaluate``,
+``rescore``, suites, simulations, the benchmark, calibration): :func:`run_main` when no
+event loop is running, a new loop in a helper thread inside one (e.g. a notebook).
 """
 
 from __future__ import annotations
