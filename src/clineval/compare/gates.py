@@ -82,13 +82,7 @@ def parse_threshold(text: str, bound: Bound = "min") -> ThresholdGate:
 
 def _known(result: EvalResult) -> tuple[list[str], dict[str, list[str]]]:
     """The run's metrics, and per metric the sub-scores seen in its results."""
-    metrics = list(dict.fromkeys([*result.run.metrics, *(r.metric for r in result.results)]))
-    subs: dict[str, list[str]] = {}
-    for record in result.results:
-        for sub in record.score.sub_scores:
-            if sub not in subs.setdefault(record.metric, []):
-                subs[record.metric].append(sub)
-    return metrics, subs
+    return result.seen_metrics()
 
 
 def _unknown(

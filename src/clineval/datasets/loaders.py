@@ -32,7 +32,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,13 +89,105 @@ class Dataset:
         return fingerprint_cases(self.cases)
 
 
-def fingerprint_cases(cases: Sequence[Case]) -> str:
+def fingerprint_cases(cases: Iterable[Case]) -> str:
     """A SHA-256 (first 16 hex digits) of the cases' canonical JSON: same data, same print."""
     digest = hashlib.sha256()
     for case in cases:
-        digest.update(json.dumps(case.model_dump(mode="json"), sort_keys=True).encode("utf-8"))
-        digest.update(b"\n")
+        _fingerprint_update(digest, case)
     return digest.hexdigest()[:16]
+
+
+def _fingerprint_update(digest: Any, case: Case) -> None:
+    digest.update(json.dumps(case.model_dump(mode="json"), sort_keys=True).encode("utf-8"))
+    digest.update(b"\n")
+
+
+@dataclass
+class StreamedDataset:
+    """A JSONL file checked in full but not held in memory: iterating it reads it again.
+
+    :func:`stream_dataset` validates every line first (every bad line is reported at
+    once, with its ``FILE:LINE``, as :func:`load_dataset` does) and keeps only the count,
+    the fingerprint and the metadata columns; each iteration then reads and validates the
+    file once more, one line at a time, and raises :class:`DatasetError` if the file no
+    longer gives the same cases (it changed while the run started).
+    """
+
+    path: Path
+    source: str
+    mapping: dict[str, str]
+    codec: str
+    n_cases: int
+    fingerprint_value: str
+    metadata_columns: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return self.n_cases
+
+    def __iter__(self) -> Iterator[Case]:
+        digest = hashlib.sha256()
+        problems: list[str] = []
+        n = 0
+        for case in _validated(
+            _iter_jsonl(self.path, self.codec, problems),
+            self.source,
+            self.mapping,
+            "line",
+            from_text=False,
+            problems=problems,
+            metadata_columns={},
+        ):
+            _fingerprint_update(digest, case)
+            n += 1
+            yield case
+        if problems or n != self.n_cases or digest.hexdigest()[:16] != self.fingerprint_value:
+            raise DatasetError(f"{self.source}: the file changed while it was read; run again")
+
+    def fingerprint(self) -> str:
+        return self.fingerprint_value
+
+
+def stream_dataset(
+    path: str | Path, *, mapping: Mapping[str, str] | None = None, encoding: str | None = None
+) -> StreamedDataset | Dataset:
+    """A ``.jsonl`` file as a :class:`StreamedDataset` (validated, not held in memory); any
+    other source as :func:`load_dataset` loads it."""
+    path = Path(path)
+    if path.suffix.lower() != ".jsonl" or path.is_dir() or not path.exists():
+        return load_dataset(path, mapping=mapping, encoding=encoding)
+    mapping = dict(mapping or {})
+    _check_mapping(mapping)
+    codec = check_encoding(encoding)
+    source = str(path)
+    problems: list[str] = []
+    json_problems: list[str] = []
+    metadata_columns: dict[str, None] = {}
+    digest = hashlib.sha256()
+    n = 0
+    for case in _validated(
+        _iter_jsonl(path, codec, json_problems),
+        source,
+        mapping,
+        "line",
+        from_text=False,
+        problems=problems,
+        metadata_columns=metadata_columns,
+    ):
+        _fingerprint_update(digest, case)
+        n += 1
+    _raise_if(json_problems)  # as load_dataset: lines that are not JSON are reported first, alone
+    _raise_if(problems)
+    if n == 0:
+        raise DatasetError(f"{source}: the dataset has no cases")
+    return StreamedDataset(
+        path=path,
+        source=source,
+        mapping=mapping,
+        codec=codec,
+        n_cases=n,
+        fingerprint_value=digest.hexdigest()[:16],
+        metadata_columns=list(metadata_columns),
+    )
 
 
 def load_dataset(
@@ -246,19 +338,35 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
 
 
 def _read_jsonl(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
-    rows: list[tuple[int, Any]] = []
     problems: list[str] = []
-    for number, line in enumerate(io.StringIO(_read_text(path, codec), newline=None), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((number, _json_loads(line)))
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
-        except _TooDeep as exc:
-            problems.append(f"{path}:{number}: {exc}")
+    rows = list(_iter_jsonl(path, codec, problems))
     _raise_if(problems)
     return rows
+
+
+def _iter_jsonl(path: Path, codec: str, problems: list[str]) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` per non-blank line, read one line at a time; a line that is
+    not JSON is added to ``problems``; a byte that does not decode raises at once, with its
+    line and column (:func:`_read_text`)."""
+    try:
+        with path.open(encoding=codec, newline=None) as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    value = _json_loads(line)
+                except json.JSONDecodeError as exc:
+                    problems.append(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
+                    continue
+                except _TooDeep as exc:
+                    problems.append(f"{path}:{number}: {exc}")
+                    continue
+                yield number, value
+    except UnicodeDecodeError:
+        _read_text(path, codec)  # raises DatasetError naming the line and column
+        raise
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 def _read_json(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
@@ -470,14 +578,43 @@ class _CellError(Exception):
 def _build(
     rows: list[tuple[int, Any]], source: str, mapping: Mapping[str, str], unit: str, *, from_text: bool
 ) -> Dataset:
+    problems: list[str] = []
+    metadata_columns: dict[str, None] = {}
+    cases = list(
+        _validated(
+            rows,
+            source,
+            mapping,
+            unit,
+            from_text=from_text,
+            problems=problems,
+            metadata_columns=metadata_columns,
+        )
+    )
+    _raise_if(problems)
+    if not cases:
+        raise DatasetError(f"{source}: the dataset has no cases")
+    return Dataset(cases=cases, source=source, metadata_columns=list(metadata_columns))
+
+
+def _validated(
+    rows: Iterable[tuple[int, Any]],
+    source: str,
+    mapping: Mapping[str, str],
+    unit: str,
+    *,
+    from_text: bool,
+    problems: list[str],
+    metadata_columns: dict[str, None],
+) -> Iterator[Case]:
+    """The valid cases of ``rows``, one at a time; each bad row's messages go to ``problems``
+    and the columns kept as metadata to ``metadata_columns``. Only the ids seen are kept
+    (to report a repeated id with the line of its first use), never the cases."""
 
     def where(number: int) -> str:
         return f"{source}:{number}" if unit == "line" else f"{source} {unit} {number}"
 
-    problems: list[str] = []
-    cases: list[Case] = []
     first_seen: dict[str, int] = {}
-    metadata_columns: dict[str, None] = {}
     for index, (number, row) in enumerate(rows, start=1):
         if not isinstance(row, Mapping):
             problems.append(f"{where(number)}: expected an object with case fields, got {type(row).__name__}")
@@ -503,8 +640,4 @@ def _build(
             )
             continue
         first_seen[case.id] = number
-        cases.append(case)
-    _raise_if(problems)
-    if not cases:
-        raise DatasetError(f"{source}: the dataset has no cases")
-    return Dataset(cases=cases, source=source, metadata_columns=list(metadata_columns))
+        yield case

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -57,7 +58,7 @@ class EvalResult:
     @property
     def summary_metrics(self) -> dict[str, float | int | None]:
         """Flat ``{"<metric>/mean": ..., "<metric>/std": ..., "row_count": n}``."""
-        out: dict[str, float | int | None] = {"row_count": len(self.cases)}
+        out: dict[str, float | int | None] = {"row_count": self.case_count()}
         for agg in self.aggregate():
             out[f"{agg.metric}/mean"] = agg.mean
             out[f"{agg.metric}/std"] = agg.std
@@ -70,20 +71,42 @@ class EvalResult:
 
     def unscored_reasons(self, limit: int = 10) -> list[tuple[str, int, list[str]]]:
         """The most frequent reasons for error scores: (reason, count, metrics affected)."""
-        counts: Counter[str] = Counter()
-        metrics: dict[str, dict[str, None]] = {}
-        for r in self.results:
-            if r.score.status == "error":
-                reason = _short(r.score.error or "")
-                counts[reason] += 1
-                metrics.setdefault(reason, {})[r.metric] = None
-        return [(reason, n, list(metrics[reason])) for reason, n in counts.most_common(limit)]
+        errors = ((r.metric, r.score.error) for r in self.results if r.score.status == "error")
+        return unscored_reasons(errors, limit)
+
+    def case_count(self) -> int:
+        """How many cases the run has."""
+        return len(self.cases)
+
+    def seen_metrics(self) -> tuple[list[str], dict[str, list[str]]]:
+        """The run's metrics and any other metric with results, and per metric the sub-scores
+        its results have, in the order they first appear."""
+        metrics = list(dict.fromkeys([*self.run.metrics, *(r.metric for r in self.results)]))
+        subs: dict[str, list[str]] = {}
+        for record in self.results:
+            for sub in record.score.sub_scores:
+                if sub not in subs.setdefault(record.metric, []):
+                    subs[record.metric].append(sub)
+        return metrics, subs
 
     def __repr__(self) -> str:
         return (
-            f"EvalResult(run_id={self.run.id!r}, cases={len(self.cases)}, metrics={self.run.metrics}, "
+            f"EvalResult(run_id={self.run.id!r}, cases={self.case_count()}, metrics={self.run.metrics}, "
             f"status={self.run.status!r})"
         )
+
+
+def unscored_reasons(
+    errors: Iterable[tuple[str, str | None]], limit: int = 10
+) -> list[tuple[str, int, list[str]]]:
+    """The most frequent of ``(metric, error)`` reasons: (reason, count, metrics affected)."""
+    counts: Counter[str] = Counter()
+    metrics: dict[str, dict[str, None]] = {}
+    for metric, error in errors:
+        reason = _short(error or "")
+        counts[reason] += 1
+        metrics.setdefault(reason, {})[metric] = None
+    return [(reason, n, list(metrics[reason])) for reason, n in counts.most_common(limit)]
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -43,7 +43,8 @@ class RunPlan:
     """Everything the runner needs; the run record and cases are already in the store."""
 
     run: RunRecord
-    cases: Sequence[Case]
+    cases: Sequence[Case] | None
+    """The run's cases; ``None``: read them from the store a chunk at a time (bounded memory)."""
     metrics: Sequence[Metric]
     agent: AgentCaller | None = None
     judge: Judge | None = None
@@ -56,6 +57,19 @@ class RunPlan:
     """Forget the failed agent calls' outputs and their results first (``--retry-errors``)."""
     retry_errors: bool = False
     """Forget the unscored (error) results first (``--retry-errors``)."""
+    keep_results: bool = True
+    """Return every case and result in the :class:`RunOutcome`; ``False``: keep none in memory
+    (they are in the store), so that a run of any size runs in bounded memory."""
+
+    def case_chunks(self, store: RunStore) -> Iterator[list[Case]]:
+        """The cases in dataset order, a chunk at a time (from the store when ``cases`` is ``None``)."""
+        if self.cases is None:
+            yield from store.iter_cases(self.run.id)
+            return
+        size = store.stream_chunk
+        for start in range(0, len(self.cases), size):
+            yield list(self.cases[start : start + size])
+
     executor: Executor | None = None
     """Where the work runs: None in this process; e.g. :class:`~clineval.runner.ray_executor.RayExecutor`."""
 
@@ -68,11 +82,13 @@ class Executor(Protocol):
 
 @dataclass
 class RunOutcome:
-    """A finished execution: the final record, the cases with outputs, every result."""
+    """A finished execution: the final record, the cases with outputs, every result
+    (both empty when the plan did not keep them: ``kept`` is then ``False``)."""
 
     record: RunRecord
     cases: list[Case]
     results: list[ResultRecord]
+    kept: bool = True
 
 
 _DONE = None
@@ -88,7 +104,7 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
     """
     lease = plan.lease or store.acquire_lease(plan.run.id)
     try:
-        expected = {m.name: sum(1 for c in plan.cases if _selects(m, c)) for m in plan.metrics}
+        expected = _expected(plan, store)
         store.begin_run(
             plan.run,
             lease,
@@ -102,23 +118,44 @@ async def execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | N
         lease.release()
 
 
+def _expected(plan: RunPlan, store: RunStore) -> dict[str, int]:
+    """How many results each metric should have (a metric may decline some cases)."""
+    if plan.cases is None and not any(getattr(m, "selects", None) is not None for m in plan.metrics):
+        n_cases = store.count_cases(plan.run.id)
+        return {m.name: n_cases for m in plan.metrics}
+    expected = dict.fromkeys((m.name for m in plan.metrics), 0)
+    for chunk in plan.case_chunks(store):
+        for metric in plan.metrics:
+            expected[metric.name] += sum(1 for c in chunk if _selects(metric, c))
+    return expected
+
+
 async def _execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | None) -> RunOutcome:
+    # Cases stream through in chunks: the outputs and results already stored are looked up
+    # per chunk, and the queues are bounded, so memory does not grow with the number of
+    # cases (unless the plan keeps every result for its outcome).
     progress = progress or NullProgress()
     run_id = plan.run.id
-    outputs = store.load_outputs(run_id) if plan.agent is not None else {}
-    done = store.done_pairs(run_id)
+    names = [m.name for m in plan.metrics]
+    n_cases = len(plan.cases) if plan.cases is not None else store.count_cases(run_id)
+    n_outputs = store.count_outputs(run_id) if plan.agent is not None else 0
+    n_done = store.count_results_of(run_id, names)
+    resumed = n_done > 0 or n_outputs > 0
     merged: dict[str, Case] = {}
     produced: list[ResultRecord] = []
-    need_agent = [c for c in plan.cases if plan.agent is not None and c.id not in outputs]
-    pending = sum(
-        1 for c in plan.cases for m in plan.metrics if (c.id, m.name) not in done and _selects(m, c)
-    )
+    keep = plan.keep_results
+    n_need_agent = n_cases - n_outputs if plan.agent is not None else 0
+    pending = store.expected_total(run_id) - n_done
     score_queue: asyncio.Queue[tuple[Case, Metric] | None] = asyncio.Queue(
         maxsize=max(plan.scoring_concurrency * 4, 64)
     )
     n_scorers = max(1, plan.scoring_concurrency)
+    n_agents = min(plan.agent.settings.concurrency, max(n_need_agent, 1)) if plan.agent is not None else 0
+    agent_queue: asyncio.Queue[tuple[Case, set[tuple[str, str]]] | None] = asyncio.Queue(
+        maxsize=max(2 * n_agents, 16)
+    )
 
-    async def enqueue(case: Case) -> None:
+    async def enqueue(case: Case, done: set[tuple[str, str]]) -> None:
         for metric in plan.metrics:
             if (case.id, metric.name) not in done and _selects(metric, case):
                 await score_queue.put((case, metric))
@@ -143,40 +180,48 @@ async def _execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | 
             )
             result = _redacted(result, redact)  # secrets never reach the store or the tables
             writer.result(result)
-            produced.append(result)
+            if keep:
+                produced.append(result)
             progress.scored(score.status == "error")
 
-    async def agent_worker(queue: asyncio.Queue[Case | None]) -> None:
+    async def agent_worker() -> None:
         assert plan.agent is not None
         while True:
-            case = await queue.get()
-            if case is None:
+            item = await agent_queue.get()
+            if item is None:
                 return
+            case, done = item
             output = await plan.agent.run(case)
             if output.agent_run.error:
                 run_ = output.agent_run.model_copy(update={"error": redact(output.agent_run.error)})
                 output = output.model_copy(update={"agent_run": run_})
             writer.output(run_id, case.id, output)
             progress.agent_done(output.agent_run.failed)
-            merged[case.id] = output.apply_to(case)
-            await enqueue(merged[case.id])
+            case = output.apply_to(case)
+            if keep:
+                merged[case.id] = case
+            await enqueue(case, done)
+
+    async def feed() -> None:
+        for chunk in plan.case_chunks(store):
+            ids = [c.id for c in chunk]
+            outputs = store.outputs_for(run_id, ids) if plan.agent is not None else {}
+            done = store.done_for(run_id, ids) if n_done else set()
+            for case in chunk:
+                if plan.agent is None:
+                    await enqueue(case, done)
+                elif case.id in outputs:
+                    await enqueue(outputs[case.id].apply_to(case), done)
+                else:
+                    await agent_queue.put((case, {pair for pair in done if pair[0] == case.id}))
+        for _ in range(n_agents):
+            await agent_queue.put(None)
 
     async def produce() -> None:
-        for case in plan.cases:
-            if plan.agent is None:
-                await enqueue(case)
-            elif case.id in outputs:
-                await enqueue(outputs[case.id].apply_to(case))
-        if need_agent and plan.agent is not None:
-            queue: asyncio.Queue[Case | None] = asyncio.Queue()
-            n_agents = min(plan.agent.settings.concurrency, len(need_agent))
-            for case in need_agent:
-                queue.put_nowait(case)
+        async with asyncio.TaskGroup() as feeders:
             for _ in range(n_agents):
-                queue.put_nowait(None)
-            async with asyncio.TaskGroup() as agents:
-                for _ in range(n_agents):
-                    agents.create_task(agent_worker(queue))
+                feeders.create_task(agent_worker())
+            feeders.create_task(feed())
         for _ in range(n_scorers):
             await score_queue.put(_DONE)
 
@@ -184,7 +229,7 @@ async def _execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | 
         return mask_secrets(plan.redact(text) if plan.redact is not None else text)
 
     writer = store.background_writer()
-    progress.start(len(need_agent), pending)
+    progress.start(n_need_agent, pending)
     try:
         async with asyncio.TaskGroup() as group:
             for _ in range(n_scorers):
@@ -223,8 +268,10 @@ async def _execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | 
         record = store.set_status(run_id, "completed")
     except StoreError as exc:
         raise _store_failed(writer, store, run_id, exc) from None
-    if done or outputs:
-        # A resumed run: what ran before is in the store, not in memory.
+    if not keep:
+        return RunOutcome(record, [], [], kept=False)
+    if resumed or plan.cases is None:
+        # A resumed run (what ran before is in the store, not in memory), or streamed cases.
         return RunOutcome(record, store.merged_cases(run_id), store.load_results(run_id))
     order = {case.id: i for i, case in enumerate(plan.cases)}
     produced.sort(key=lambda r: (order[r.case_id], r.metric))

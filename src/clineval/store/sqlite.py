@@ -25,7 +25,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -125,6 +125,30 @@ def _result_row(result: ResultRecord) -> tuple[object, ...]:
         result.duration_s,
         result.created_at or time.time(),
     )
+
+
+def _result_record(run_id: str, row: Sequence[Any]) -> ResultRecord:
+    """A result from ``(case_id, metric, score, usage, duration_s, created_at)`` as stored."""
+    return ResultRecord(
+        run_id=run_id,
+        case_id=row[0],
+        metric=row[1],
+        # masked on the way out too: runs stored before masking existed may hold secrets
+        score=Score.model_validate_json(redact_json(row[2])),
+        usage=Usage.model_validate_json(row[3]),
+        duration_s=row[4],
+        created_at=row[5],
+    )
+
+
+_RESULT_COLUMNS = "case_id, metric, score, usage, duration_s, created_at"
+#: Parameters per query when a list of case ids is looked up (SQLite allows 32,766).
+_MAX_PARAMS = 900
+
+
+def _chunked(items: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
 
 
 def _primary_code(exc: sqlite3.Error) -> int | None:
@@ -398,8 +422,9 @@ class RunStore:
 
     # runs -------------------------------------------------------------------------
 
-    def create_run(self, record: RunRecord, cases: Sequence[Case]) -> None:
-        """Insert a run and its cases in one transaction."""
+    def create_run(self, record: RunRecord, cases: Iterable[Case]) -> None:
+        """Insert a run and its cases in one transaction (``cases`` is read once, in order;
+        an exception it raises, e.g. a streamed file that changed, rolls the run back)."""
         with self._lock:
             self._conn.execute("BEGIN")
             try:
@@ -407,9 +432,9 @@ class RunStore:
                     "INSERT INTO runs (id, created_at, status, record) VALUES (?, ?, ?, ?)",
                     (record.id, record.created_at, record.status, redact_json(record.model_dump_json())),
                 )
-                self._conn.executemany(
+                self._conn.executemany(  # a generator: a streamed dataset is never held in memory
                     "INSERT INTO cases (run_id, idx, case_id, data) VALUES (?, ?, ?, ?)",
-                    [(record.id, i, c.id, c.model_dump_json(exclude_none=True)) for i, c in enumerate(cases)],
+                    ((record.id, i, c.id, c.model_dump_json(exclude_none=True)) for i, c in enumerate(cases)),
                 )
                 self._conn.execute("COMMIT")
             except BaseException:
@@ -544,19 +569,146 @@ class RunStore:
                 " WHERE r.run_id = ? ORDER BY c.idx, r.metric",
                 (run_id,),
             ).fetchall()
-        return [
-            ResultRecord(
-                run_id=run_id,
-                case_id=r[0],
-                metric=r[1],
-                # masked on the way out too: runs stored before masking existed may hold secrets
-                score=Score.model_validate_json(redact_json(r[2])),
-                usage=Usage.model_validate_json(r[3]),
-                duration_s=r[4],
-                created_at=r[5],
+        return [_result_record(run_id, r) for r in rows]
+
+    # streaming a run (bounded memory at any number of cases) --------------------------
+
+    #: Cases read per query when a run's cases or results are streamed.
+    stream_chunk: int = 500
+
+    def count_cases(self, run_id: str) -> int:
+        with self._lock:
+            return int(
+                self._conn.execute("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0]
             )
-            for r in rows
-        ]
+
+    def count_outputs(self, run_id: str) -> int:
+        with self._lock:
+            row = self._conn.execute("SELECT COUNT(*) FROM outputs WHERE run_id = ?", (run_id,)).fetchone()
+        return int(row[0])
+
+    def iter_case_rows(self, run_id: str) -> Iterator[list[tuple[str, str]]]:
+        """The run's cases as ``(case_id, case JSON)`` in dataset order, :attr:`stream_chunk` at a time.
+
+        Each chunk is one short query on the row ids (:meth:`create_run` is the only writer of
+        cases and inserts a run's cases in order in one transaction, so row-id order is dataset
+        order), and the store's lock is not held
+        between chunks: the background writer commits while a run streams its cases.
+        """
+        with self._lock:
+            first = self._conn.execute("SELECT MIN(rowid) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[
+                0
+            ]
+        if first is None:
+            return
+        last_rowid = int(first) - 1
+        while True:
+            with self._lock:
+                rows = self._conn.execute(
+                    # +run_id: scan the row ids, not the (run_id, case_id) index
+                    "SELECT rowid, case_id, data FROM cases WHERE rowid > ? AND +run_id = ?"
+                    " ORDER BY rowid LIMIT ?",
+                    (last_rowid, run_id, self.stream_chunk),
+                ).fetchall()
+            if not rows:
+                return
+            last_rowid = rows[-1][0]
+            yield [(r[1], r[2]) for r in rows]
+
+    def iter_cases(self, run_id: str, *, merged: bool = False) -> Iterator[list[Case]]:
+        """The run's cases in dataset order, in chunks; with ``merged``, with the agent's outputs
+        applied (as :meth:`merged_cases`, without holding them all)."""
+        for rows in self.iter_case_rows(run_id):
+            cases = [Case.model_validate_json(data) for _, data in rows]
+            if merged:
+                outputs = self.outputs_for(run_id, [c.id for c in cases])
+                cases = [outputs[c.id].apply_to(c) if c.id in outputs else c for c in cases]
+            yield cases
+
+    def outputs_for(self, run_id: str, case_ids: Sequence[str]) -> dict[str, AgentOutput]:
+        """The stored agent outputs of these cases (those that have one)."""
+        out: dict[str, AgentOutput] = {}
+        for part in _chunked(list(case_ids), _MAX_PARAMS):
+            marks = ",".join("?" * len(part))
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT case_id, data FROM outputs WHERE run_id = ? AND case_id IN ({marks})",
+                    (run_id, *part),
+                ).fetchall()
+            out.update((r[0], AgentOutput.model_validate_json(redact_json(r[1]))) for r in rows)
+        return out
+
+    def done_for(self, run_id: str, case_ids: Sequence[str]) -> set[tuple[str, str]]:
+        """The (case, metric) pairs of these cases that have a result."""
+        done: set[tuple[str, str]] = set()
+        for part in _chunked(list(case_ids), _MAX_PARAMS):
+            marks = ",".join("?" * len(part))
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT case_id, metric FROM results WHERE run_id = ? AND case_id IN ({marks})",
+                    (run_id, *part),
+                ).fetchall()
+            done.update((r[0], r[1]) for r in rows)
+        return done
+
+    def expected_total(self, run_id: str) -> int:
+        """The number of results the run should have, as recorded by :meth:`begin_run` (0 if none)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT total FROM expected_results WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def count_results_of(self, run_id: str, metrics: Sequence[str]) -> int:
+        """How many results the run has for these metrics."""
+        if not metrics:
+            return 0
+        marks = ",".join("?" * len(metrics))
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT COUNT(*) FROM results WHERE run_id = ? AND metric IN ({marks})", (run_id, *metrics)
+            ).fetchone()
+        return int(row[0])
+
+    def iter_result_rows(self, run_id: str, columns: str) -> Iterator[tuple[Any, ...]]:
+        """Rows of the run's results, selecting ``columns`` (SQL over the ``results`` table),
+        in the order of :meth:`load_results` (dataset order, then metric), a chunk of cases at
+        a time. Results of a case id the run does not have come first, as there."""
+        with self._lock:
+            orphans = self._conn.execute(
+                f"SELECT {columns} FROM results WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM cases c"
+                " WHERE c.run_id = results.run_id AND c.case_id = results.case_id) ORDER BY metric",
+                (run_id,),
+            ).fetchall()
+        yield from orphans
+        for rows in self.iter_case_rows(run_id):
+            yield from self.result_rows_for(run_id, [case_id for case_id, _ in rows], columns)
+
+    def result_rows_for(self, run_id: str, case_ids: Sequence[str], columns: str) -> list[tuple[Any, ...]]:
+        """Rows (``columns`` of the ``results`` table) of these cases' results, in the order of
+        ``case_ids`` and then metric."""
+        position = {case_id: i for i, case_id in enumerate(case_ids)}
+        found: list[tuple[Any, ...]] = []
+        for part in _chunked(list(case_ids), _MAX_PARAMS):
+            marks = ",".join("?" * len(part))
+            with self._lock:
+                found += self._conn.execute(
+                    f"SELECT case_id, metric, {columns} FROM results"
+                    f" WHERE run_id = ? AND case_id IN ({marks})",
+                    (run_id, *part),
+                ).fetchall()
+        found.sort(key=lambda r: (position[r[0]], r[1]))
+        return [row[2:] for row in found]
+
+    def results_for(self, run_id: str, case_ids: Sequence[str]) -> list[ResultRecord]:
+        """These cases' results (as :meth:`load_results` gives them), in the order of ``case_ids``."""
+        rows = self.result_rows_for(run_id, case_ids, _RESULT_COLUMNS)
+        return [_result_record(run_id, r) for r in rows]
+
+    def iter_results(self, run_id: str) -> Iterator[ResultRecord]:
+        """The run's results as :meth:`load_results` gives them, one at a time."""
+        for r in self.iter_result_rows(run_id, _RESULT_COLUMNS):
+            yield _result_record(run_id, r)
 
     def done_pairs(self, run_id: str) -> set[tuple[str, str]]:
         with self._lock:
