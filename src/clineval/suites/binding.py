@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib
 import inspect
 import json
+import math
 import traceback
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,6 +64,63 @@ def import_target(target: str) -> str:
         module, _, attr = target.rpartition(".")
         return f"{module}:{attr}"
     return target
+
+
+#: The package of the Azure AI evaluators (the optional extra ``clineval[azure]``).
+AZURE_MODULE = "azure.ai.evaluation"
+AZURE_INSTALL = "pip install 'clineval[azure]'"
+
+
+def evaluator_target(spec: EvaluatorSpec) -> str:
+    """The evaluator's ``module:Class``; with ``type: azure`` a bare class name
+    (``SimilarityEvaluator``) is one of azure-ai-evaluation's."""
+    assert spec.class_ is not None
+    target = import_target(spec.class_)
+    if spec.type == "azure" and ":" not in target:
+        target = f"{AZURE_MODULE}:{target}"
+    return target
+
+
+def require_azure(spec: EvaluatorSpec, target: str) -> None:
+    """A :class:`ConfigError` with the install command when ``target`` is an Azure AI
+    evaluator and azure-ai-evaluation is not installed."""
+    module = target.partition(":")[0]
+    if module != AZURE_MODULE and not module.startswith(AZURE_MODULE + "."):
+        return
+    try:
+        importlib.import_module(AZURE_MODULE)
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) or ""
+        if missing and not AZURE_MODULE.startswith(missing) and missing != AZURE_MODULE:
+            raise ConfigError(
+                f"evaluator {spec.name!r}: {spec.class_} is an Azure AI evaluator; importing "
+                f"azure-ai-evaluation failed ({exc}): reinstall it with: {AZURE_INSTALL}"
+            ) from None
+        raise ConfigError(
+            f"evaluator {spec.name!r}: {spec.class_} is an Azure AI evaluator and azure-ai-evaluation "
+            f"is not installed: {AZURE_INSTALL}"
+        ) from None
+
+
+def _overload_inputs(function: Any) -> set[str] | None:
+    """The named inputs of a ``__call__(*args, **kwargs)`` declared by ``typing.overload``s
+    (azure-ai-evaluation's evaluators), or ``None`` when it has none."""
+    function = getattr(function, "__func__", function)
+    try:
+        overloads = typing.get_overloads(function)
+    except Exception:
+        return None
+    names: set[str] = set()
+    for item in overloads:
+        sig = _signature(item)
+        if sig is not None:
+            names |= {
+                n
+                for n, p in sig.parameters.items()
+                if n != "self"
+                and p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            }
+    return names or None
 
 
 def redacted_args(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -118,10 +178,9 @@ class BoundEvaluator:
             self.factory: Any = MetricEvaluator
             self.fixed: dict[str, Any] = {"metric": spec.metric}
         else:
-            assert spec.class_ is not None
-            self.factory = import_object(
-                import_target(spec.class_), base_dir=base_dir, what=f"evaluator {spec.name!r} class"
-            )
+            target = evaluator_target(spec)
+            require_azure(spec, target)
+            self.factory = import_object(target, base_dir=base_dir, what=f"evaluator {spec.name!r} class")
             self.fixed = {}
         self.is_class = inspect.isclass(self.factory)
         self.higher_is_better = spec.higher_is_better and bool(
@@ -129,6 +188,8 @@ class BoundEvaluator:
         )
         self._call_params: set[str] | None = None
         self._call_required: set[str] = set()
+        self._skip_none = False
+        """Inputs named only by overloads: one the evaluation lacks is left out, not passed as None."""
         self.per_item = True
 
     # construction ---------------------------------------------------------------------
@@ -189,7 +250,7 @@ class BoundEvaluator:
         if not self.is_class:
             if not callable(self.factory):
                 raise ConfigError(f"evaluator {self.name!r}: {self.spec.class_} is not callable")
-            self._inspect_signature(_signature(self.factory))
+            self._inspect_signature(_signature(self.factory), self.factory)
             return
         owner = next((k for k in self.factory.__mro__ if "__call__" in vars(k)), None)
         if owner is None or owner is object:
@@ -202,7 +263,7 @@ class BoundEvaluator:
         if sig is not None and not bound:
             params = list(sig.parameters.values())
             sig = sig.replace(parameters=params[1:]) if params else sig
-        self._inspect_signature(sig)
+        self._inspect_signature(sig, self.factory.__call__)
 
     def _with_model_config(self, args: dict[str, Any]) -> dict[str, Any]:
         if not self.is_class or self.factory is MetricEvaluator or "model_config" in args:
@@ -249,10 +310,15 @@ class BoundEvaluator:
             self._call_params, self.per_item = None, True
             return
         target = made if inspect.isroutine(made) else made.__call__
-        self._inspect_signature(_signature(target))
+        self._inspect_signature(_signature(target), target)
 
-    def _inspect_signature(self, sig: inspect.Signature | None) -> None:
+    def _inspect_signature(self, sig: inspect.Signature | None, function: Any = None) -> None:
         if sig is None or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+            declared = _overload_inputs(function) if function is not None else None
+            if declared is not None:  # ``__call__(*args, **kwargs)`` with typed overloads
+                self._call_params, self._call_required, self._skip_none = declared, set(), True
+                self.per_item = bool(declared & set(ITEM_INPUTS))
+                return
             self._call_params = None
             self.per_item = True
             return
@@ -291,7 +357,11 @@ class BoundEvaluator:
             if self._call_params is None:
                 kwargs = {k: v for k, v in available.items() if v is not None}
             else:
-                kwargs = {k: v for k, v in available.items() if k in self._call_params}
+                kwargs = {
+                    k: v
+                    for k, v in available.items()
+                    if k in self._call_params and not (self._skip_none and v is None)
+                }
                 lacking = [k for k in self._call_required if k not in kwargs or kwargs[k] is None]
                 if lacking:
                     return Score.failed(
@@ -345,6 +415,21 @@ class BoundEvaluator:
             result = result.model_dump()
         if isinstance(result, Mapping):
             data = dict(result)
+            if self.spec.score_key is None:
+                key = _azure_key(data)
+                if key is not None:  # an Azure AI evaluator's result: {k, k_score, k_result, k_reason, ...}
+                    reason = data.get(f"{key}_reason")
+                    if str(data.get(f"{key}_status", "")).lower() == "skipped":
+                        return Score.not_applicable(str(reason or "the evaluator skipped this evaluation"))
+                    value = data.pop(key)
+                    if isinstance(value, float) and math.isnan(value):
+                        why = (
+                            f": {reason}" if reason else " (the model's answer could not be read as a score)"
+                        )
+                        return Score(error=f"evaluator {self.name!r} gave no score (NaN){why}")
+                    data["score"] = value
+                    data.pop(f"{key}_score", None)
+                    data.pop(f"gpt_{key}", None)
             if self.spec.score_key is not None:
                 if self.spec.score_key not in data:
                     raise KeyError(
@@ -366,6 +451,19 @@ class BoundEvaluator:
                 score = score.model_copy(update={"details": {**score.details, **meta}})
             return score
         return to_score(result, self.name)
+
+
+def _azure_key(data: Mapping[str, Any]) -> str | None:
+    """The score's key in an azure-ai-evaluation result (``similarity`` beside ``similarity_result``
+    and ``similarity_score``), when there is exactly one such key."""
+    keys = [
+        key
+        for key, value in data.items()
+        if isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and (f"{key}_result" in data or f"{key}_score" in data)
+    ]
+    return keys[0] if len(keys) == 1 else None
 
 
 def combine(name: str, items: Sequence[tuple[ItemInputs | None, Score]]) -> Score:

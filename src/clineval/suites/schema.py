@@ -10,7 +10,7 @@ per case, each under its case id::
         class: pipeline.py:PriorAuthPipeline   # a PipelineEvaluator subclass
         policies: data/policies                # any other key: a pipeline parameter
       evaluators:
-        - type: custom                     # azure | custom | clineval (informational)
+        - type: custom                     # custom | clineval | azure (azure: a bare class name is azure-ai-evaluation's)
           name: Decision                   # unique in the suite
           class: clineval.suites.evaluators:LabelMatch
           args: {threshold: 1}             # constructor arguments
@@ -67,6 +67,8 @@ class EvaluatorSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     type: str = "custom"
+    """``custom``, ``clineval`` or ``azure``: a label, except that with ``azure`` a bare class
+    name (``SimilarityEvaluator``) is azure-ai-evaluation's (the extra ``clineval[azure]``)."""
     name: str
     class_: str | None = Field(default=None, alias="class")
     metric: str | dict[str, Any] | None = None

@@ -25,6 +25,8 @@ Endpoints
 ``/openai/deployments/{deployment}/chat/completions?api-version=...``)
     Answers with a ChatCompletion chosen by the script. Token counts in ``usage`` are
     word counts: approximate but deterministic. Streaming is not supported (HTTP 400).
+    As Azure OpenAI does, the Azure form without ``api-version`` is answered 404
+    ("Resource not found"); the deployment is the model when the body names none.
 ``GET /v1/models``
     A model list: ``scripted-model`` and every ``model`` named by a rule.
 ``POST /_admin/script``
@@ -34,9 +36,11 @@ Endpoints
     Clears the rules, the default, the request log and the counters. The base delay given
     on the command line (``--delay``) is kept.
 ``GET /_admin/requests``
-    The chat requests received, in arrival order: ``{"path", "body", "timestamp"}`` each,
-    where ``body`` is the decoded JSON body (``None`` if it was not JSON) and
-    ``timestamp`` is ``time.time()`` at arrival.
+    The chat requests received, in arrival order: ``{"path", "query", "auth", "body",
+    "timestamp"}`` each, where ``query`` is the query string's parameters (``{"api-version":
+    ...}`` on the Azure form), ``auth`` the way the key came (``"api-key"`` header, ``"bearer"``
+    or ``None``; never the key), ``body`` the decoded JSON body (``None`` if it was not JSON)
+    and ``timestamp`` is ``time.time()`` at arrival.
 ``GET /_admin/stats``
     ``{"chat_requests", "in_flight", "max_in_flight"}``: chat requests received, chat
     requests being answered now, and the most ever answered at the same time.
@@ -415,9 +419,19 @@ def create_app(script: Mapping[str, Any] | None = None, *, delay_s: float = 0.0)
             state.in_flight -= 1
 
     async def _answer(request: Request) -> Response:
-        entry: dict[str, Any] = {"path": request.scope["path"], "body": None}
+        auth = "api-key" if "api-key" in request.headers else None
+        if request.headers.get("authorization", "").lower().startswith("bearer "):
+            auth = auth or "bearer"
+        entry: dict[str, Any] = {
+            "path": request.scope["path"],
+            "query": dict(request.query_params),
+            "auth": auth,
+            "body": None,
+        }
         entry["timestamp"] = time.time()
         state.log.append(entry)
+        if "deployment" in request.path_params and not request.query_params.get("api-version"):
+            return _error(404, "Resource not found (the Azure OpenAI route needs ?api-version=...)")
         try:
             body = json.loads(await request.body())
         except ValueError:
@@ -687,7 +701,7 @@ class ScriptedServer(ChildServer):
         self._admin("POST", "/_admin/reset", {})
 
     def requests(self) -> list[dict[str, Any]]:
-        """The chat requests received so far: ``{"path", "body", "timestamp"}`` each."""
+        """The chat requests received so far: ``{"path", "query", "auth", "body", "timestamp"}`` each."""
         result: list[dict[str, Any]] = self._admin("GET", "/_admin/requests")
         return result
 
