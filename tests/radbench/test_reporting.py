@@ -335,3 +335,24 @@ def test_side_by_side_errors_are_one_line(runs: dict[str, Any], tmp_path: Path) 
     assert "is not a radbench run" in refused.stderr and "Traceback" not in refused.stderr
     bad = clineval("radbench", "summary", oracle, "--store", store, "-m", "nope", cwd=tmp_path)
     assert bad.returncode == 2 and "--metric 'nope'" in bad.stderr
+
+
+def test_the_viewer_splits_complexity_by_scope_too(runs: dict[str, Any]) -> None:
+    from clineval.viewer.data import ViewerData
+
+    summary = ViewerData(runs["store"]).radbench_summary(runs["oracle"], "complexity")
+    assert summary is not None
+    groups = dict(summary.groups)
+    assert list(groups) == [
+        "simple / solvable",
+        "simple / insufficient",
+        "moderate / solvable",
+        "moderate / insufficient",
+        "complex / solvable",
+        "complex / insufficient",
+    ]
+    assert all(groups[f"{c} / solvable"]["completion"][0] == 1.0 for c in ("simple", "moderate", "complex"))
+    assert all(
+        groups[f"{c} / insufficient"]["completion"][0] is None for c in ("simple", "moderate", "complex")
+    )
+    assert groups["complex / insufficient"]["uar"][0] == 1.0

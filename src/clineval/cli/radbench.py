@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.table import Table
 
 from clineval import api
@@ -65,20 +66,46 @@ def radbench_group() -> None:
     """The radiology agent benchmark: records, tool-set conditions, agent cores, metrics (RadA-BenchPlat)."""
 
 
+_RECORDS_PER_PAIR_HELP = (
+    "The larger combined record set: N distinct records per anatomy-modality pair "
+    "(scenario, side, history, complaint); instead of -n."
+)
+
+
+def _records_per_pair_only(records_per_pair: int | None, option: str = "--n-records") -> None:
+    """-n and --records-per-pair choose two different record sets: not both."""
+    ctx = click.get_current_context()
+    if records_per_pair is not None and ctx.get_parameter_source("n_records") == ParameterSource.COMMANDLINE:
+        raise ConfigError(f"--records-per-pair and {option} choose different record sets; give one of them")
+
+
 @radbench_group.command(name="generate")
 @click.option("--n-records", "-n", default=22, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--records-per-pair", type=click.IntRange(1, 1_000), help=_RECORDS_PER_PAIR_HELP)
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option(
     "--out", "-o", "out_path", required=True, type=click.Path(dir_okay=False), help="JSONL file to write."
 )
 @friendly
-def generate_command(n_records: int, seed: int, out_path: str) -> None:
+def generate_command(n_records: int, records_per_pair: int | None, seed: int, out_path: str) -> None:
     """Generate synthetic records with their 11 questions (JSONL, the published record keys)."""
     from clineval.environments.radbench.questions import questions_for
-    from clineval.environments.radbench.records import RecordBank, generate_records, save_records
+    from clineval.environments.radbench.records import (
+        RecordBank,
+        generate_record_set,
+        generate_records,
+        save_records,
+    )
     from clineval.environments.radbench.runner import episode_seed
 
-    records = generate_records(n_records, seed=seed)
+    _records_per_pair_only(records_per_pair)
+    if records_per_pair is not None:
+        try:
+            records = generate_record_set(records_per_pair, seed=seed)
+        except ValueError as exc:
+            raise ConfigError(f"--records-per-pair: {exc}") from None
+    else:
+        records = generate_records(n_records, seed=seed)
     qa = {r.id: questions_for(r, seed=episode_seed(seed, r.id, "questions")) for r in records}
     try:
         save_records(Path(out_path), RecordBank(records=records, qa=qa))
@@ -91,11 +118,28 @@ def generate_command(n_records: int, seed: int, out_path: str) -> None:
 
 
 def _llm_settings(
-    judge: str | None, mode: str, self_reflection: bool, few_shot: bool
+    judge: str | None,
+    mode: str,
+    self_reflection: bool,
+    few_shot: bool,
+    max_revisions: int | None = None,
+    backprop: str | None = None,
 ) -> dict[str, Any] | None:
     if judge is None:
         return None
-    return {"judge": judge, "mode": mode, "self_reflection": self_reflection, "few_shot": few_shot}
+    settings: dict[str, Any] = {
+        "judge": judge,
+        "mode": mode,
+        "self_reflection": self_reflection,
+        "few_shot": few_shot,
+    }
+    if max_revisions is not None:
+        settings["max_revisions"] = max_revisions
+    if backprop is not None:
+        from clineval.environments.radbench.cores.backprop import load_guidance
+
+        settings["guidance"] = load_guidance(backprop).model_dump(mode="json")
+    return settings
 
 
 @radbench_group.command(name="run")
@@ -113,6 +157,17 @@ def _llm_settings(
 )
 @click.option("--few-shot", is_flag=True, help="LLM core: include worked examples in the prompts.")
 @click.option(
+    "--max-revisions",
+    type=click.IntRange(0, 5),
+    help="LLM core with --self-reflection: revisions the verifier may ask for per reply "
+    "(default 2; 0: no verifier).",
+)
+@click.option(
+    "--backprop",
+    type=click.Path(dir_okay=False, exists=True),
+    help="LLM core: guidance learned by 'clineval radbench backprop' (YAML).",
+)
+@click.option(
     "--condition",
     "conditions",
     multiple=True,
@@ -123,10 +178,18 @@ def _llm_settings(
     "--task", "tasks", multiple=True, help="Task key (e.g. 0126) or number 1-11, repeatable (default: all)."
 )
 @click.option("--n-records", "-n", default=10, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--records-per-pair", type=click.IntRange(1, 1_000), help=_RECORDS_PER_PAIR_HELP)
 @click.option("--records", "records_file", type=click.Path(dir_okay=False, exists=True), help="Records file.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--step-limit", default=20, show_default=True, type=click.IntRange(1, 500))
 @click.option("--auto-build", is_flag=True, help="Build a missing tool after a well-specified NoCall.")
+@click.option(
+    "--build-from",
+    type=click.Choice(["fields", "request"]),
+    default="fields",
+    show_default=True,
+    help="With --auto-build: build from the NoCall's fields, or from its natural-language <Request>.",
+)
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024))
 @click.option("--name", help="A name for the run.")
 @click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
@@ -141,13 +204,17 @@ def run_command(
     mode: str,
     self_reflection: bool,
     few_shot: bool,
+    max_revisions: int | None,
+    backprop: str | None,
     conditions: tuple[str, ...],
     tasks: tuple[str, ...],
     n_records: int,
+    records_per_pair: int | None,
     records_file: str | None,
     seed: int,
     step_limit: int,
     auto_build: bool,
+    build_from: str,
     concurrency: int,
     name: str | None,
     tags: tuple[str, ...],
@@ -177,6 +244,9 @@ def run_command(
             raise ConfigError("--core llm needs --judge openai:MODEL[@BASE_URL] (or azure[:DEPLOYMENT])")
         if core != "llm" and judge:
             raise ConfigError("--judge applies to --core llm only")
+        if core != "llm" and (backprop or max_revisions is not None):
+            raise ConfigError("--backprop and --max-revisions apply to --core llm only")
+        _records_per_pair_only(records_per_pair)
         settings = settings_from_options(
             core=core,
             conditions=conditions,
@@ -186,7 +256,9 @@ def run_command(
             seed=seed,
             step_limit=step_limit,
             auto_build=auto_build,
-            llm=_llm_settings(judge, mode, self_reflection, few_shot),
+            llm=_llm_settings(judge, mode, self_reflection, few_shot, max_revisions, backprop),
+            records_per_pair=records_per_pair,
+            build_from=build_from,
         )
         tag_map = {}
         for item in tags:
@@ -215,6 +287,115 @@ def run_command(
     )
 
 
+@radbench_group.command(name="backprop")
+@click.option(
+    "--judge", "-j", required=True, help="The core's model: openai:MODEL[@BASE_URL] or azure[:DEPLOYMENT]."
+)
+@click.option("--optimiser", help="The model that writes the guidance (default: the core's).")
+@click.option("--mode", type=click.Choice(["single", "multi"]), default="single", show_default=True)
+@click.option("--self-reflection", is_flag=True, help="The core reflects (and is verified) before each call.")
+@click.option("--few-shot", is_flag=True, help="The core's prompts include worked examples.")
+@click.option("--rounds", default=3, show_default=True, type=click.IntRange(1, 20))
+@click.option(
+    "--condition",
+    "conditions",
+    multiple=True,
+    type=click.Choice(list(CONDITIONS)),
+    help="Tool-set condition, repeatable (default: baseline and the three insufficient ones).",
+)
+@click.option("--task", "tasks", multiple=True, help="Task key or number, repeatable (default: all).")
+@click.option("--n-records", "-n", default=2, show_default=True, type=click.IntRange(1, 100_000))
+@click.option(
+    "--seed",
+    default=1,
+    show_default=True,
+    type=int,
+    help="Records to learn on; evaluate on others (run's default seed is 0).",
+)
+@click.option("--step-limit", default=20, show_default=True, type=click.IntRange(1, 500))
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256))
+@click.option("--start", type=click.Path(dir_okay=False, exists=True), help="Guidance to start from (YAML).")
+@click.option(
+    "--out", "-o", "out_path", required=True, type=click.Path(dir_okay=False), help="YAML to write."
+)
+@friendly
+def backprop_command(
+    judge: str,
+    optimiser: str | None,
+    mode: str,
+    self_reflection: bool,
+    few_shot: bool,
+    rounds: int,
+    conditions: tuple[str, ...],
+    tasks: tuple[str, ...],
+    n_records: int,
+    seed: int,
+    step_limit: int,
+    concurrency: int,
+    start: str | None,
+    out_path: str,
+) -> None:
+    """Prompt back-propagation: learn guidance for the LLM core from the episodes it fails.
+
+    Each round runs the episodes with the current guidance and asks the optimiser model to
+    revise the guidance from the failures. Review the written file, then evaluate with
+    'clineval radbench run --core llm --backprop FILE' on other records.
+    """
+    import asyncio
+
+    from clineval.environments.radbench.cores.backprop import (
+        Guidance,
+        RoundReport,
+        load_guidance,
+        optimise,
+        save_guidance,
+    )
+    from clineval.environments.radbench.runner import settings_from_options
+
+    settings = settings_from_options(
+        core="llm",
+        conditions=conditions or ("baseline", "insufficient_1", "insufficient_2", "insufficient_3"),
+        tasks=tasks,
+        n_records=n_records,
+        records_file=None,
+        seed=seed,
+        step_limit=step_limit,
+        auto_build=False,
+        llm=_llm_settings(judge, mode, self_reflection, few_shot),
+    )
+
+    def report(item: RoundReport, guidance: Guidance | None) -> None:
+        version = guidance.version if guidance is not None else "none"
+        err.print(
+            f"round {item.round}: {item.episodes} episodes, {item.failures} failed "
+            f"(done {item.completion:.3f}); guidance {version}"
+        )
+
+    first = load_guidance(start) if start else None
+    guidance = asyncio.run(
+        optimise(
+            settings,
+            rounds=rounds,
+            start=first,
+            optimiser=optimiser,
+            concurrency=concurrency,
+            on_round=report,
+        )
+    )
+    if guidance is None:
+        err.print("no episode failed: nothing to learn, no file written")
+        return
+    try:
+        save_guidance(out_path, guidance)
+    except OSError as exc:
+        raise ConfigError(cannot_write("--out", out_path, exc)) from None
+    out.print(
+        f"wrote {out_path} (guidance {guidance.version}); review it, then: clineval radbench run --core llm "
+        f"--judge {judge} --backprop {out_path}",
+        highlight=False,
+    )
+
+
 def _auto_build(result: Any) -> bool:
     from clineval.environments.radbench.runner import bench_settings_of
 
@@ -223,10 +404,9 @@ def _auto_build(result: Any) -> bool:
 
 
 def _report_rows(result: Any) -> list[Any]:
-    from clineval.environments.radbench.runner import metric_rows
-    from clineval.environments.radbench.stats import reporting_rows
+    from clineval.environments.radbench.stats import run_rows
 
-    return reporting_rows(metric_rows(result), auto_build=_auto_build(result))
+    return run_rows(result)
 
 
 def _covers(rows: list[Any], scope: str, auto_build: bool) -> str:

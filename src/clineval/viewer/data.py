@@ -947,12 +947,13 @@ class ViewerData:
         if _kind(record) != "radbench" or record.dataset.n_cases > FULL_LOAD_MAX_CASES:
             return None
         from clineval.cli.radbench import HEADERS, SUMMARY_METRICS
-        from clineval.environments.radbench.runner import metric_rows
-        from clineval.environments.radbench.stats import summarise
+        from clineval.environments.radbench.stats import report_by, run_rows, summarise
 
         choices = ["condition", "complexity", "task", "pair", "anatomy", "modality"]
         by = by if by in choices else "condition"
-        rows = summarise(metric_rows(self.load(record.id)), by=(by,), metrics=list(SUMMARY_METRICS))
+        # as clineval radbench summary: a grouping other than by condition is split into the
+        # solvable and the insufficient conditions ("simple / solvable")
+        rows = summarise(run_rows(self.load(record.id)), by=report_by((by,)), metrics=list(SUMMARY_METRICS))
         groups: dict[str, dict[str, tuple[float | None, float | None, float | None, int]]] = {}
         for row in rows:
             groups.setdefault(" / ".join(row.group), {})[row.metric] = (

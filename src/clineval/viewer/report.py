@@ -508,10 +508,9 @@ def _radbench_summary(result: EvalResult) -> _RadbenchSummary | None:
     if not isinstance(environment, dict) or environment.get("kind") != "radbench":
         return None
     from clineval.cli.radbench import HEADERS, SUMMARY_METRICS
-    from clineval.environments.radbench.runner import metric_rows
-    from clineval.environments.radbench.stats import summarise
+    from clineval.environments.radbench.stats import run_rows, summarise
 
-    rows = summarise(metric_rows(result), by=("condition",), metrics=list(SUMMARY_METRICS))
+    rows = summarise(run_rows(result), by=("condition",), metrics=list(SUMMARY_METRICS))
     groups: dict[str, dict[str, tuple[float | None, float | None, float | None, int]]] = {}
     for row in rows:
         groups.setdefault(" / ".join(row.group), {})[row.metric] = (row.mean, row.ci_low, row.ci_high, row.n)

@@ -75,6 +75,8 @@ from clineval.results.aggregate import MISSING_GROUP, bootstrap_ci
 if TYPE_CHECKING:
     import pandas as pd
 
+    from clineval.results.result import EvalResult
+
 Row = tuple[Mapping[str, object], Mapping[str, float | None]]
 """One episode: its metadata and its metrics."""
 
@@ -382,6 +384,17 @@ def reporting_rows(rows: Iterable[Row], *, auto_build: bool = False) -> list[Row
             kept["completion"] = None
         out.append(({**meta, **extra}, kept))
     return out
+
+
+def run_rows(result: EvalResult) -> list[Row]:
+    """A stored benchmark run's rows for its tables: :func:`reporting_rows` of
+    :func:`~clineval.environments.radbench.runner.metric_rows`, with the run's own
+    automated-tool-building setting (what ``clineval radbench summary``, the viewer and the
+    report show)."""
+    from clineval.environments.radbench.runner import bench_settings_of, metric_rows
+
+    settings = bench_settings_of(result.run.config)
+    return reporting_rows(metric_rows(result), auto_build=bool(settings and settings.auto_build))
 
 
 def report_by(by: Sequence[str]) -> tuple[str, ...]:
