@@ -10,7 +10,7 @@ per case, each under its case id::
         class: pipeline.py:PriorAuthPipeline   # a PipelineEvaluator subclass
         policies: data/policies                # any other key: a pipeline parameter
       evaluators:
-        - type: custom                     # custom | clineval | azure (azure: a bare class name is azure-ai-evaluation's)
+        - type: custom                     # custom | clineval | azure (see EvaluatorSpec.type)
           name: Decision                   # unique in the suite
           class: clineval.suites.evaluators:LabelMatch
           args: {threshold: 1}             # constructor arguments
