@@ -6,6 +6,9 @@
 >>> report.value("roc_auc"), report.get("cohen_kappa").ci_low
 >>> print_report(report)
 
+:func:`rater_agreement_for_labels` compares two annotators (human–human agreement: two
+label files, or two columns of one), and :func:`rater_agreement` two paired sequences.
+
 :func:`predict_ratings` predicts clinicians' ratings (harm, helpfulness, ...) from a run's
 ASTRID triad scores with a small classifier, against a majority-class baseline.
 
@@ -14,7 +17,7 @@ ASTRID triad scores with a small classifier, against a majority-class baseline.
 :class:`Estimate` (``value`` is ``None`` with a ``note`` when undefined).
 """
 
-from clineval.agreement.join import agreement_for_run, read_labels
+from clineval.agreement.join import agreement_for_run, rater_agreement_for_labels, read_labels
 from clineval.agreement.prediction import PredictionReport, TargetReport, predict_ratings
 from clineval.agreement.render import prediction_renderable, print_report, report_renderable
 from clineval.agreement.report import (
@@ -23,9 +26,11 @@ from clineval.agreement.report import (
     AgreementReport,
     JoinSummary,
     Kind,
+    RaterJoinSummary,
     StatisticResult,
     agreement,
     infer_kind,
+    rater_agreement,
 )
 from clineval.agreement.stats import (
     Estimate,
@@ -52,6 +57,7 @@ __all__ = [
     "JoinSummary",
     "Kind",
     "PredictionReport",
+    "RaterJoinSummary",
     "StatisticResult",
     "TargetReport",
     "accuracy",
@@ -67,6 +73,8 @@ __all__ = [
     "predict_ratings",
     "prediction_renderable",
     "print_report",
+    "rater_agreement",
+    "rater_agreement_for_labels",
     "read_labels",
     "report_renderable",
     "resample_indices",

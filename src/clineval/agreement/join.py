@@ -1,4 +1,5 @@
-"""Matching a run's scores to human labels by case id, and reporting their agreement.
+"""Matching a run's scores (or a second annotator's labels) to human labels by case id,
+and reporting their agreement.
 
 Nothing is dropped silently: the report's :class:`~clineval.agreement.report.JoinSummary`
 counts run cases without a label, labels without a case, empty labels, and matched cases
@@ -16,8 +17,10 @@ from clineval.agreement.report import (
     AgreementReport,
     JoinSummary,
     Kind,
+    RaterJoinSummary,
     agreement,
     is_missing,
+    rater_agreement,
 )
 from clineval.model import Score
 
@@ -75,21 +78,28 @@ def read_labels(path: str | Path, *, id_column: str = "id") -> pd.DataFrame:
 
 
 def _label_table(
-    labels: pd.DataFrame | str | Path, id_column: str, label_column: str
+    labels: pd.DataFrame | str | Path,
+    id_column: str,
+    label_column: str,
+    *,
+    options: tuple[str, str] = ("id_column= / --id-column", "label_column= / --label-column"),
+    source: str | None = None,
 ) -> tuple[dict[str, Any], int, str]:
-    """``{case id: label}``, the number of rows, and where the labels came from."""
+    """``{case id: label}``, the number of rows, and where the labels came from.
+
+    ``options`` are how the user chooses the id and the label column (for messages)."""
     import pandas as pd
 
     if isinstance(labels, pd.DataFrame):
-        frame, source = labels, "DataFrame"
+        frame, source = labels, source or "DataFrame"
     else:
         frame, source = read_labels(labels, id_column=id_column), str(labels)
     columns = [str(c) for c in frame.columns]
-    for what, column, option in (("id", id_column, "--id-column"), ("label", label_column, "--label-column")):
+    for what, column, option in (("id", id_column, options[0]), ("label", label_column, options[1])):
         if column not in frame.columns:
             raise AgreementError(
                 f"{source}: no {what} column {column!r}; its columns are "
-                f"{', '.join(map(repr, columns)) or 'none'} (choose one with {what}_column= / {option})"
+                f"{', '.join(map(repr, columns)) or 'none'} (choose one with {option})"
             )
     table: dict[str, Any] = {}
     duplicates: dict[str, int] = {}
@@ -221,3 +231,116 @@ def agreement_for_run(
         example_labels_without_case=without_case[:_EXAMPLES],
     )
     return report.model_copy(update={"join": summary})
+
+
+def _rater_name(source: str, column: str, other_source: str, other_column: str) -> str:
+    """How an annotator is called: the file, the column, or both, whatever tells the two apart."""
+    if source == other_source:
+        return column
+    name = Path(source).name if source != "DataFrame" else source
+    other = Path(other_source).name if other_source != "DataFrame" else other_source
+    if column == other_column and name != other:
+        return name
+    return f"{name}:{column}"
+
+
+def rater_agreement_for_labels(
+    labels: pd.DataFrame | str | Path,
+    second: pd.DataFrame | str | Path | None = None,
+    *,
+    id_column: str = "id",
+    label_column: str = "label",
+    second_column: str | None = None,
+    second_id_column: str | None = None,
+    kind: Kind | None = None,
+    label_order: Sequence[Any] | None = None,
+    positive: Any = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> AgreementReport:
+    """Agreement between two annotators (human–human), matched by case id.
+
+    Either two label tables (``labels`` and ``second``: files or DataFrames; the second
+    annotator's column is ``second_column``, default ``label_column``, and its id column
+    ``second_id_column``, default ``id_column``), or one table with both annotators'
+    columns (``label_column`` and ``second_column``). The first annotator is the
+    reference for F1; the statistics are those of
+    :func:`~clineval.agreement.report.rater_agreement`.
+
+    Ids are matched as text. Ids in one table only are counted and listed, not used; no
+    id in common, a repeated id or a missing column is an :class:`AgreementError`.
+    """
+    if second is None:
+        if second_column is None:
+            raise AgreementError(
+                "give the second annotator's labels: another file (second= / --second-labels) "
+                "or another column of the same file (second_column= / --second-column)"
+            )
+        if second_column == label_column:
+            raise AgreementError(
+                f"the two annotators' columns are both {label_column!r}; "
+                "give the second annotator's column (second_column= / --second-column)"
+            )
+        if second_id_column not in (None, id_column):
+            raise AgreementError("second_id_column applies to a second labels file only (--second-labels)")
+    second_column = second_column or label_column
+    second_id_column = second_id_column or id_column
+    first_table, first_rows, first_source = _label_table(labels, id_column, label_column)
+    second_table, second_rows, second_source = _label_table(
+        labels if second is None else second,
+        second_id_column,
+        second_column,
+        options=(
+            "second_id_column= / --second-id-column" if second is not None else "id_column= / --id-column",
+            "second_column= / --second-column",
+        ),
+        source="second DataFrame" if second is not None and not isinstance(second, str | Path) else None,
+    )
+    matched = [cid for cid in first_table if cid in second_table]
+    only_first = [cid for cid in first_table if cid not in second_table]
+    only_second = [cid for cid in second_table if cid not in first_table]
+    if not matched:
+        raise AgreementError(
+            f"no id of {first_source} (column {id_column!r}, e.g. {_some(list(first_table))}) is an id of "
+            f"{second_source} (column {second_id_column!r}, e.g. {_some(list(second_table))}); "
+            "the two annotators must label the same cases, with the same ids"
+        )
+    first_values = [first_table[cid] for cid in matched]
+    second_values = [second_table[cid] for cid in matched]
+    empty_first = sum(is_missing(v) for v in first_values)
+    empty_second = sum(is_missing(v) for v in second_values)
+    names = (
+        _rater_name(first_source, label_column, second_source, second_column),
+        _rater_name(second_source, second_column, first_source, label_column),
+    )
+    if names[0] == names[1]:
+        names = (f"{names[0]} (first)", f"{names[1]} (second)")
+    report = rater_agreement(
+        first_values,
+        second_values,
+        names=names,
+        kind=kind,
+        label_order=label_order,
+        positive=positive,
+        n_resamples=n_resamples,
+        seed=seed,
+        level=level,
+    )
+    summary = RaterJoinSummary(
+        first_source=first_source,
+        second_source=second_source,
+        first_column=label_column,
+        second_column=second_column,
+        first_rows=first_rows,
+        second_rows=second_rows,
+        matched=len(matched),
+        used=report.n,
+        only_first=len(only_first),
+        only_second=len(only_second),
+        empty_first=empty_first,
+        empty_second=empty_second,
+        example_only_first=only_first[:_EXAMPLES],
+        example_only_second=only_second[:_EXAMPLES],
+    )
+    return report.model_copy(update={"rater_join": summary})

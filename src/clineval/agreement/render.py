@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from clineval.agreement.prediction import PredictionReport, SplitScores, TargetReport
-from clineval.agreement.report import AgreementReport, JoinSummary
+from clineval.agreement.report import AgreementReport, JoinSummary, RaterJoinSummary
 
 
 def _num(value: float | None) -> str:
@@ -57,6 +57,35 @@ def join_lines(join: JoinSummary) -> list[Text]:
     return lines
 
 
+def rater_join_lines(join: RaterJoinSummary, names: list[str]) -> list[Text]:
+    """How the two annotators' labels were matched, in plain sentences."""
+    same = join.first_source == join.second_source
+    first = f"{join.first_source} ({join.first_rows} rows)"
+    if same:
+        where = f"columns {join.first_column!r} and {join.second_column!r} of {first}"
+    else:
+        where = f"{first} and {join.second_source} ({join.second_rows} rows)"
+    lines = [Text(f"{join.matched} case(s) labelled by both in {where}; {join.used} used")]
+    for count, examples, name in (
+        (join.only_first, join.example_only_first, names[0]),
+        (join.only_second, join.example_only_second, names[1]),
+    ):
+        if count:
+            lines.append(
+                Text(
+                    f"{count} id(s) labelled by {name} only, left out" + _ids(examples, count), style="yellow"
+                )
+            )
+    parts = [
+        f"{n} empty for {name}"
+        for n, name in ((join.empty_first, names[0]), (join.empty_second, names[1]))
+        if n
+    ]
+    if parts:
+        lines.append(Text("left out of the matched cases: " + ", ".join(parts), style="yellow"))
+    return lines
+
+
 def statistics_table(report: AgreementReport) -> Table:
     pct = f"{report.level * 100:g}% CI"
     table = Table(header_style="bold", title="Agreement", title_justify="left")
@@ -89,6 +118,10 @@ def report_renderable(report: AgreementReport) -> RenderableType:
         head.append("agreement", style="bold")
         head.append(f" of {join.metric}{score} with human labels · run {join.run_id}")
         head.append(f" · {report.kind}{' (inferred)' if report.kind_inferred else ''}")
+    elif report.raters is not None:
+        head.append("agreement between annotators", style="bold")
+        head.append(f" {report.raters[0]} and {report.raters[1]}")
+        head.append(f" · {report.kind}{' (inferred)' if report.kind_inferred else ''}")
     else:
         head.append("agreement", style="bold")
         head.append(f" · {report.kind}{' (inferred)' if report.kind_inferred else ''}")
@@ -96,11 +129,15 @@ def report_renderable(report: AgreementReport) -> RenderableType:
     parts.append(head)
     if join is not None:
         parts.extend(join_lines(join))
+    if report.rater_join is not None and report.raters is not None:
+        parts.extend(rater_join_lines(report.rater_join, report.raters))
     settings = []
     if report.label_order:
         settings.append("order " + " < ".join(report.label_order))
     if report.positive is not None:
         settings.append(f"positive class {report.positive!r}")
+    if report.raters is not None and report.kind == "binary":
+        settings.append(f"F1 with {report.raters[0]} as the reference (the same either way round)")
     if report.threshold is not None:
         settings.append(f"threshold {report.threshold:g} (a metric score at or above it predicts positive)")
     if settings:

@@ -11,6 +11,10 @@ of cases, seed 0) and a note when the statistic is undefined or degenerate:
                 accuracy, accuracy within one level, Spearman, Kendall, Pearson
 ``nominal``     unordered categories: κ, accuracy, macro F1
 ``continuous``  numbers: Pearson, Spearman, Kendall
+
+:func:`rater_agreement` compares two annotators' labels of the same cases in the same
+way (human–human agreement, the ceiling a metric can be expected to reach): both sides
+are labels, so binary labels get κ, accuracy and F1 but no ROC AUC.
 """
 
 from __future__ import annotations
@@ -92,6 +96,30 @@ class JoinSummary(BaseModel):
     example_labels_without_case: list[str] = Field(default_factory=list)
 
 
+class RaterJoinSummary(BaseModel):
+    """How two annotators' label tables were matched by case id, and what was left out."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    first_source: str
+    second_source: str
+    first_column: str
+    second_column: str
+    first_rows: int
+    second_rows: int
+    matched: int
+    """Ids with a row for both annotators."""
+    used: int
+    """Matched ids with a label from both."""
+    only_first: int
+    only_second: int
+    empty_first: int
+    """Matched ids whose first label is empty (also counted when both are)."""
+    empty_second: int
+    example_only_first: list[str] = Field(default_factory=list)
+    example_only_second: list[str] = Field(default_factory=list)
+
+
 class AgreementReport(BaseModel):
     """Agreement of a metric with human labels: one entry per statistic that fits ``kind``."""
 
@@ -112,6 +140,10 @@ class AgreementReport(BaseModel):
     statistics: list[StatisticResult]
     notes: list[str] = Field(default_factory=list)
     join: JoinSummary | None = None
+    raters: list[str] | None = None
+    """The two annotators compared (:func:`rater_agreement`), the first being the reference
+    for F1; ``None`` when a metric is compared with labels."""
+    rater_join: RaterJoinSummary | None = None
 
     def get(self, name: str) -> StatisticResult:
         for stat in self.statistics:
@@ -377,10 +409,98 @@ def agreement(
     class (default: 1, true, yes, ..., or the second of a two-label ``label_order``).
     ``kind=None`` infers the kind from the labels (see :func:`infer_kind`).
     """
+    return _agreement(
+        metric_values,
+        human_labels,
+        names=(HUMAN, METRIC),
+        raters=False,
+        kind=kind,
+        threshold=threshold,
+        label_order=label_order,
+        positive=positive,
+        n_resamples=n_resamples,
+        seed=seed,
+        level=level,
+    )
+
+
+def rater_agreement(
+    first: Sequence[Any] | Any,
+    second: Sequence[Any] | Any,
+    *,
+    names: tuple[str, str] = ("first annotator", "second annotator"),
+    kind: Kind | None = None,
+    label_order: Sequence[Any] | None = None,
+    positive: Any = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> AgreementReport:
+    """Agreement between two annotators' labels of the same cases (paired by position).
+
+    The statistics are those of :func:`agreement` for the kind, with both sides read as
+    labels: binary labels get Cohen's κ, accuracy and F1 of the positive class (no ROC
+    AUC, which needs a score); ordinal levels get κ, quadratic-weighted κ, accuracy
+    (strict), accuracy within one level (relaxed), Spearman, Kendall and Pearson; nominal
+    labels κ, accuracy and macro F1; numbers the correlations. κ, accuracy, F1 and the
+    correlations do not depend on which annotator comes first. ``kind=None`` infers the
+    kind from both annotators' labels together. ``names`` name the two in notes and errors.
+    """
+    if len(names) != 2 or names[0] == names[1]:
+        raise AgreementError(f"give two different names for the annotators, got {names!r}")
+    first_list, second_list = list(first), list(second)
+    if len(first_list) != len(second_list):
+        raise AgreementError(
+            f"{names[0]} has {len(first_list)} labels, {names[1]} {len(second_list)}: "
+            "they are paired by position"
+        )
+    if kind is None:
+        both = [v for v in [*first_list, *second_list] if not is_missing(v)]
+        kind = infer_kind(both, label_order=label_order, positive=positive)
+        inferred = True
+    else:
+        inferred = False
+    report = _agreement(
+        second_list,
+        first_list,
+        names=names,
+        raters=True,
+        kind=kind,
+        threshold=None,
+        label_order=label_order,
+        positive=positive,
+        n_resamples=n_resamples,
+        seed=seed,
+        level=level,
+    )
+    notes = report.notes
+    if inferred:
+        hint = "; for ordered levels give their order (--order)" if kind == "nominal" else ""
+        notes = [f"kind {kind!r} inferred from the labels; set kind (--kind) to choose{hint}", *notes]
+    return report.model_copy(update={"raters": list(names), "kind_inferred": inferred, "notes": notes})
+
+
+def _agreement(
+    metric_values: Sequence[Any] | Any,
+    human_labels: Sequence[Any] | Any,
+    *,
+    names: tuple[str, str],
+    raters: bool,
+    kind: Kind | None,
+    threshold: float | None,
+    label_order: Sequence[Any] | None,
+    positive: Any,
+    n_resamples: int,
+    seed: int,
+    level: float,
+) -> AgreementReport:
+    """:func:`agreement` and :func:`rater_agreement`: ``names`` are (reference, other), as
+    notes and errors call them; ``raters`` reads both sides as labels."""
+    human_name, metric_name = names
     metric_list, human_list = list(metric_values), list(human_labels)
     if len(metric_list) != len(human_list):
         raise AgreementError(
-            f"{len(metric_list)} metric values but {len(human_list)} human labels: "
+            f"{len(metric_list)} {metric_name} but {len(human_list)} {human_name}: "
             "they are paired by position"
         )
     pairs = [
@@ -400,17 +520,20 @@ def agreement(
         hint = "; for ordered levels give their order (--order)" if chosen == "nominal" else ""
         notes.append(f"kind {chosen!r} inferred from the labels; set kind (--kind) to choose{hint}")
     if dropped:
-        notes.append(f"{dropped} pair(s) with a missing metric value or label left out")
+        missing = "a label missing on either side" if raters else "a missing metric value or label"
+        notes.append(f"{dropped} pair(s) with {missing} left out")
     report_threshold: float | None = None
     report_positive: str | None = None
     if chosen == "binary":
-        report_threshold, report_positive = _binary(builder, metric, human, threshold, label_order, positive)
+        report_threshold, report_positive = _binary(
+            builder, metric, human, threshold, label_order, positive, names=names, raters=raters
+        )
     elif chosen == "ordinal":
-        _ordinal(builder, metric, human, label_order)
+        _ordinal(builder, metric, human, label_order, names=names, raters=raters)
     elif chosen == "nominal":
-        _nominal(builder, metric, human, notes)
+        _nominal(builder, metric, human, notes, names=names, raters=raters)
     else:
-        _continuous(builder, metric, human)
+        _continuous(builder, metric, human, names=names)
     return AgreementReport(
         kind=chosen,
         kind_inferred=inferred,
@@ -427,9 +550,6 @@ def agreement(
     )
 
 
-_NAMES = (HUMAN, METRIC)
-
-
 def _binary(
     builder: _Builder,
     metric: list[Any],
@@ -437,12 +557,17 @@ def _binary(
     threshold: float | None,
     label_order: Sequence[Any] | None,
     positive: Any,
+    *,
+    names: tuple[str, str] = (HUMAN, METRIC),
+    raters: bool = False,
 ) -> tuple[float | None, str | None]:
-    y, pos_show = _binary_codes(human, HUMAN, positive=positive, label_order=label_order)
+    human_name, other_name = names
+    y, pos_show = _binary_codes(human, human_name, positive=positive, label_order=label_order)
     truth = np.asarray(y, dtype=np.int64)
     n = len(y)
+    pair = (human_name, other_name if raters else "metric predictions")
     numbers = [as_number(v) for v in metric]
-    if all(v is not None for v in numbers):
+    if not raters and all(v is not None for v in numbers):
         scores = np.asarray(numbers, dtype=float)
         builder.add(
             "roc_auc",
@@ -460,31 +585,33 @@ def _binary(
             return None, pos_show
         predicted = (scores >= used).astype(np.int64)
     else:
+        who = other_name if raters else "metric labels"
         try:
-            codes, _ = _binary_codes(metric, "metric labels", positive=positive, label_order=label_order)
+            codes, _ = _binary_codes(metric, who, positive=positive, label_order=label_order)
         except AgreementError as exc:
+            if raters:
+                raise
             raise AgreementError(f"{exc} (the metric values are labels, not scores)") from None
         predicted = np.asarray(codes, dtype=np.int64)
-        builder.add(
-            "roc_auc",
-            functools.partial(stats.roc_auc, positive=1, names=(HUMAN, "metric labels")),
-            truth,
-            predicted.astype(float),
-            note="from the metric's labels (0/1), not scores",
-        )
+        if not raters:
+            builder.add(
+                "roc_auc",
+                functools.partial(stats.roc_auc, positive=1, names=(HUMAN, "metric labels")),
+                truth,
+                predicted.astype(float),
+                note="from the metric's labels (0/1), not scores",
+            )
         used = None
     builder.add(
         "cohen_kappa",
-        functools.partial(stats.cohen_kappa, labels=[0, 1], names=(HUMAN, "metric predictions")),
+        functools.partial(stats.cohen_kappa, labels=[0, 1], names=pair),
         truth,
         predicted,
     )
-    builder.add(
-        "accuracy", functools.partial(stats.accuracy, names=(HUMAN, "metric predictions")), truth, predicted
-    )
+    builder.add("accuracy", functools.partial(stats.accuracy, names=pair), truth, predicted)
     builder.add(
         "f1",
-        functools.partial(stats.f1, positive=1, names=(HUMAN, "metric predictions")),
+        functools.partial(stats.f1, positive=1, names=pair),
         truth,
         predicted,
         title=f"F1 (positive: {pos_show})",
@@ -497,8 +624,15 @@ def _integer_like(values: Sequence[float | None]) -> bool:
 
 
 def _ordinal(
-    builder: _Builder, metric: list[Any], human: list[Any], label_order: Sequence[Any] | None
+    builder: _Builder,
+    metric: list[Any],
+    human: list[Any],
+    label_order: Sequence[Any] | None,
+    *,
+    names: tuple[str, str] = (HUMAN, METRIC),
+    raters: bool = False,
 ) -> None:
+    human_name, metric_name = names
     n = len(human)
     metric_numbers = [as_number(v) for v in metric]
     metric_codes: list[float] | None
@@ -507,7 +641,7 @@ def _ordinal(
         unknown = [h for h in human if label_key(h) not in index]
         if unknown:
             raise AgreementError(
-                f"{HUMAN} {_examples(unknown)} not in the label order "
+                f"{human_name} {_examples(unknown)} not in the label order "
                 f"({', '.join(_show(v) for v in label_order)})"
             )
         human_codes = [float(index[label_key(h)]) for h in human]
@@ -518,7 +652,7 @@ def _ordinal(
         else:
             unknown = [m for m in metric if label_key(m) not in index]
             raise AgreementError(
-                f"{METRIC} {_examples(unknown)} are neither levels of the label order "
+                f"{metric_name} {_examples(unknown)} are neither levels of the label order "
                 f"({', '.join(_show(v) for v in label_order)}) nor numbers"
             )
         levels: list[int] = list(range(len(label_order)))
@@ -527,7 +661,7 @@ def _ordinal(
         if not all(v is not None for v in human_numbers):
             text = [h for h, v in zip(human, human_numbers, strict=True) if v is None]
             raise AgreementError(
-                f"ordinal {HUMAN} are text ({_examples(text)}): give their order, lowest first "
+                f"ordinal {human_name} are text ({_examples(text)}): give their order, lowest first "
                 "(label_order=[...], --order low,medium,high)"
             )
         if not _integer_like(human_numbers):
@@ -535,15 +669,15 @@ def _ordinal(
                 h for h, v in zip(human, human_numbers, strict=True) if v is not None and not v.is_integer()
             ]
             raise AgreementError(
-                f"ordinal {HUMAN} must be levels (whole numbers), got e.g. {_examples(fractional)}"
+                f"ordinal {human_name} must be levels (whole numbers), got e.g. {_examples(fractional)}"
                 "; for measurements use kind 'continuous'"
             )
         human_codes = [float(v) for v in human_numbers if v is not None]
         if not all(v is not None for v in metric_numbers):
             text = [m for m, v in zip(metric, metric_numbers, strict=True) if v is None]
             raise AgreementError(
-                f"{METRIC} {_examples(text)} are text but the {HUMAN} are numbers; "
-                "use numeric metric values, or text labels for both with a label order"
+                f"{metric_name} {_examples(text)} are text but the {human_name} are numbers; "
+                "use numbers for both, or text labels for both with a label order"
             )
         metric_codes = (
             [float(v) for v in metric_numbers if v is not None] if _integer_like(metric_numbers) else None
@@ -551,6 +685,14 @@ def _ordinal(
         everything = human_codes + (metric_codes or [])
         levels = list(range(int(min(everything)), int(max(everything)) + 1)) if everything else []
     h = np.asarray(human_codes, dtype=float)
+    if metric_codes is None and raters:
+        fractional = [
+            m for m, v in zip(metric, metric_numbers, strict=True) if v is None or not v.is_integer()
+        ]
+        raise AgreementError(
+            f"ordinal {metric_name} must be levels of the scale (whole numbers or the labels of the order), "
+            f"got e.g. {_examples(fractional)}"
+        )
     if metric_codes is None:
         off = "metric values are scores, not levels of the scale: see the correlations"
         for name in ("cohen_kappa", "weighted_kappa", "accuracy", "within_one_accuracy"):
@@ -559,39 +701,55 @@ def _ordinal(
     else:
         m = np.asarray(metric_codes, dtype=float)
         hi, mi = h.astype(np.int64), m.astype(np.int64)
-        builder.add("cohen_kappa", functools.partial(stats.cohen_kappa, labels=levels, names=_NAMES), hi, mi)
+        builder.add("cohen_kappa", functools.partial(stats.cohen_kappa, labels=levels, names=names), hi, mi)
         builder.add(
             "weighted_kappa",
-            functools.partial(stats.cohen_kappa, weights="quadratic", labels=levels, names=_NAMES),
+            functools.partial(stats.cohen_kappa, weights="quadratic", labels=levels, names=names),
             hi,
             mi,
         )
-        builder.add("accuracy", functools.partial(stats.accuracy, names=_NAMES), hi, mi)
-        builder.add("within_one_accuracy", functools.partial(stats.within_one_accuracy, names=_NAMES), h, m)
+        builder.add("accuracy", functools.partial(stats.accuracy, names=names), hi, mi)
+        builder.add("within_one_accuracy", functools.partial(stats.within_one_accuracy, names=names), h, m)
     for name, fn in (("spearman", stats.spearman), ("kendall", stats.kendall), ("pearson", stats.pearson)):
-        builder.add(name, functools.partial(fn, names=_NAMES), h, m)
+        builder.add(name, functools.partial(fn, names=names), h, m)
 
 
-def _nominal(builder: _Builder, metric: list[Any], human: list[Any], notes: list[str]) -> None:
+def _nominal(
+    builder: _Builder,
+    metric: list[Any],
+    human: list[Any],
+    notes: list[str],
+    *,
+    names: tuple[str, str] = (HUMAN, METRIC),
+    raters: bool = False,
+) -> None:
     h = np.asarray([label_key(v) for v in human], dtype=object)
     m = np.asarray([label_key(v) for v in metric], dtype=object)
     if len(h) and not set(m.tolist()) & set(h.tolist()):
-        notes.append(
-            f"no metric value is one of the human labels (metric: {_examples(metric)}; "
-            f"human: {_examples(human)}); compare labels with labels (score 'label')"
-        )
-    builder.add("cohen_kappa", functools.partial(stats.cohen_kappa, names=_NAMES), h, m)
-    builder.add("accuracy", functools.partial(stats.accuracy, names=_NAMES), h, m)
-    builder.add("macro_f1", functools.partial(stats.f1, average="macro", names=_NAMES), h, m)
+        if raters:
+            notes.append(
+                f"the annotators share no label ({names[0]}: {_examples(human)}; "
+                f"{names[1]}: {_examples(metric)})"
+            )
+        else:
+            notes.append(
+                f"no metric value is one of the human labels (metric: {_examples(metric)}; "
+                f"human: {_examples(human)}); compare labels with labels (score 'label')"
+            )
+    builder.add("cohen_kappa", functools.partial(stats.cohen_kappa, names=names), h, m)
+    builder.add("accuracy", functools.partial(stats.accuracy, names=names), h, m)
+    builder.add("macro_f1", functools.partial(stats.f1, average="macro", names=names), h, m)
 
 
-def _continuous(builder: _Builder, metric: list[Any], human: list[Any]) -> None:
+def _continuous(
+    builder: _Builder, metric: list[Any], human: list[Any], *, names: tuple[str, str] = (HUMAN, METRIC)
+) -> None:
     arrays = []
-    for who, values in ((HUMAN, human), (METRIC, metric)):
+    for who, values in ((names[0], human), (names[1], metric)):
         numbers = [as_number(v) for v in values]
         text = [v for v, x in zip(values, numbers, strict=True) if x is None]
         if text:
             raise AgreementError(f"continuous {who} must be numbers, got {_examples(text)}")
         arrays.append(np.asarray(numbers, dtype=float))
     for name, fn in (("pearson", stats.pearson), ("spearman", stats.spearman), ("kendall", stats.kendall)):
-        builder.add(name, functools.partial(fn, names=_NAMES), *arrays)
+        builder.add(name, functools.partial(fn, names=names), *arrays)

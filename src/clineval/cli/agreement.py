@@ -1,10 +1,13 @@
-"""``clineval agreement``: how well a stored run's metric agrees with human labels.
+"""``clineval agreement``: how well a stored run's metric agrees with human labels, or
+two annotators with each other.
 
-Meta-evaluation: a metric is only as good as its agreement with clinicians. This command
-joins a run's scores of one metric to a file of human labels by case id and prints the
-statistics that fit the kind of label (see docs/agreement.md), each with a 95 % bootstrap
-interval. The statistics themselves live in :mod:`clineval.agreement` (imported when the
-command runs, so that ``clineval --help`` stays fast).
+Meta-evaluation: a metric is only as good as its agreement with clinicians, and
+clinicians' agreement with one another is the ceiling it can be expected to reach. This
+command joins a run's scores of one metric to a file of human labels by case id (or a
+second annotator's labels to the first's, with ``--second-labels`` / ``--second-column``)
+and prints the statistics that fit the kind of label (see docs/agreement.md), each with a
+95 % bootstrap interval. The statistics themselves live in :mod:`clineval.agreement`
+(imported when the command runs, so that ``clineval --help`` stays fast).
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ def _order(value: str | None) -> list[str] | None:
 
 
 @click.command(name="agreement")
-@click.argument("run_ref")
-@click.option("--metric", "-m", required=True, help="The run's metric to compare with the labels.")
+@click.argument("run_ref", required=False)
+@click.option("--metric", "-m", help="The run's metric to compare with the labels.")
 @click.option(
     "--labels",
     "-l",
@@ -44,6 +47,21 @@ def _order(value: str | None) -> list[str] | None:
 )
 @click.option("--id-column", default="id", show_default=True, help="Labels column holding the case id.")
 @click.option("--label-column", default="label", show_default=True, help="Labels column holding the label.")
+@click.option(
+    "--second-labels",
+    "second_path",
+    type=click.Path(dir_okay=True),
+    help="A second annotator's labels of the same cases: compare the two annotators (no run).",
+)
+@click.option(
+    "--second-column",
+    help="The second annotator's column (in --second-labels, default --label-column; "
+    "without it, another column of --labels).",
+)
+@click.option(
+    "--second-id-column",
+    help="The case id column of --second-labels (default --id-column).",
+)
 @click.option(
     "--score",
     default="value",
@@ -73,11 +91,14 @@ def _order(value: str | None) -> list[str] | None:
 @store_option
 @friendly
 def agreement_command(
-    run_ref: str,
-    metric: str,
+    run_ref: str | None,
+    metric: str | None,
     labels_path: str,
     id_column: str,
     label_column: str,
+    second_path: str | None,
+    second_column: str | None,
+    second_id_column: str | None,
     score: str,
     kind: str | None,
     threshold: float | None,
@@ -86,27 +107,67 @@ def agreement_command(
     json_path: str | None,
     store_path: str,
 ) -> None:
-    """Agreement of a run's METRIC with human labels (kappa, AUC, correlations, with 95% CIs).
+    """Agreement of a run's METRIC with human labels, or of two annotators (kappa, accuracy
+    within one level, AUC, correlations, with 95% CIs).
 
-    RUN_REF: a run id, a unique prefix, 'latest' or 'latest~N'.
+    RUN_REF: a run id, a unique prefix, 'latest' or 'latest~N' (with --metric). To compare
+    two annotators instead, give --second-labels FILE or --second-column NAME and no run.
     """
-    from clineval import api
-    from clineval.agreement import agreement_for_run, report_renderable
+    from clineval.agreement import report_renderable
 
-    _require_store(store_path)
-    result = api.load_run(run_ref, store=store_path)
-    report = agreement_for_run(
-        result,
-        metric,
-        labels_path,
-        id_column=id_column,
-        label_column=label_column,
-        score=score,
-        kind=cast("Kind | None", kind),  # click.Choice(KIND_CHOICES)
-        threshold=threshold,
-        label_order=_order(order),
-        positive=positive,
-    )
+    kind_choice = cast("Kind | None", kind)  # click.Choice(KIND_CHOICES)
+    if second_path is not None or second_column is not None or second_id_column is not None:
+        from clineval.agreement import rater_agreement_for_labels
+
+        given = [name for name, value in (("RUN_REF", run_ref), ("--metric", metric)) if value]
+        if given:
+            raise ConfigError(
+                f"{' and '.join(given)} compare a run's metric with labels; --second-labels / "
+                "--second-column compare two annotators: give one or the other"
+            )
+        if threshold is not None or score != "value":
+            option = "--threshold" if threshold is not None else "--score"
+            raise ConfigError(f"{option} applies to a run's metric, not to two annotators' labels")
+        if second_id_column is not None and second_path is None:
+            raise ConfigError("--second-id-column applies to a second labels file (--second-labels)")
+        report = rater_agreement_for_labels(
+            labels_path,
+            second_path,
+            id_column=id_column,
+            label_column=label_column,
+            second_column=second_column,
+            second_id_column=second_id_column,
+            kind=kind_choice,
+            label_order=_order(order),
+            positive=positive,
+        )
+    else:
+        from clineval import api
+        from clineval.agreement import agreement_for_run
+
+        if run_ref is None or metric is None:
+            missing = " and ".join(
+                name for name, value in (("RUN_REF", run_ref), ("--metric", metric)) if value is None
+            )
+            raise ConfigError(
+                f"missing {missing}: give a run and its metric to compare with the labels "
+                "(clineval agreement RUN_REF --metric NAME --labels FILE), or a second annotator's "
+                "labels to compare two annotators (--second-labels FILE or --second-column NAME)"
+            )
+        _require_store(store_path)
+        result = api.load_run(run_ref, store=store_path)
+        report = agreement_for_run(
+            result,
+            metric,
+            labels_path,
+            id_column=id_column,
+            label_column=label_column,
+            score=score,
+            kind=kind_choice,
+            threshold=threshold,
+            label_order=_order(order),
+            positive=positive,
+        )
     text = report.model_dump_json(indent=2)
     if json_path == "-":
         click.echo(text)
