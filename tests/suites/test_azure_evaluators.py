@@ -48,8 +48,12 @@ _CONNECTS: list[Any] | None = None
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if event == "socket.connect" and _CONNECTS is not None:
+    if _CONNECTS is None:
+        return
+    if event == "socket.connect":
         _CONNECTS.append(args[1])
+    elif event == "socket.getaddrinfo":  # a name looked up (a host to reach), even if never connected
+        _CONNECTS.append(("lookup", args[0]))
 
 
 sys.addaudithook(_audit)
@@ -57,7 +61,8 @@ sys.addaudithook(_audit)
 
 @pytest.fixture
 def connections() -> Iterator[list[Any]]:
-    """The addresses sockets connect to while the test body runs (hooks cannot be removed: gated)."""
+    """The addresses sockets connect to, and the names looked up, while the test body runs
+    (audit hooks cannot be removed: this one records only while the fixture is active)."""
     global _CONNECTS
     _CONNECTS = []
     try:
@@ -183,7 +188,8 @@ def test_llm_evaluators_against_local_azure_openai(
     grounded_prompt = next(r for r in requests if "groundedness" in str(r["body"]).lower())
     assert "failed corticosteroid course" in str(grounded_prompt["body"])  # the case's context
     # every connection went to the local server: no telemetry, no trace upload
-    assert opened and {tuple(a) for a in opened} == {("127.0.0.1", port)}
+    assert opened and {tuple(a) for a in opened} <= {("127.0.0.1", port), ("lookup", "127.0.0.1")}
+    assert ("127.0.0.1", port) in {tuple(a) for a in opened}
     raw = b"".join(p.read_bytes() for p in tmp_path.glob("r.db*"))
     assert b"azure-secret-4711" not in raw
 
