@@ -1,22 +1,31 @@
 """A persistent cache of judge answers, so that a re-run costs nothing.
 
-The key is a SHA-256 of everything that shapes an answer: the backend identity
-(provider, endpoint, model), the sampling parameters, the response format, the output
-schema and the exact messages. A prompt change therefore changes the key. Only answers
-that validated are stored; failures are asked again on the next run.
+The key is a SHA-256 of everything that shapes an answer: :data:`KEY_VERSION`, the
+backend's identity (provider, endpoint, model, sampling) and response mode, then the
+request body exactly as it is sent (model, sampling, the messages with the schema
+instruction, the response format with the output schema). The body is the bytes the
+backend builds for the request anyway, hashed once: nothing is re-encoded for the key. A
+prompt change therefore changes the key. Only answers that validated are stored; failures
+are asked again on the next run.
 
-Writes never wait on the disk: :meth:`JudgeCache.put` hands the answer to a writer thread
-that commits what arrived in one transaction (a few milliseconds later), and until then
-:meth:`JudgeCache.get` finds it among the pending answers. :meth:`JudgeCache.close` commits
-what is pending. A process killed before that loses only those last answers, which are
-asked again on the next run.
+Keys are stable within a :data:`KEY_VERSION`. A version that keys requests differently
+changes it, and the entries written under the old one are simply never found again (they
+are asked again and stored under the new key); delete the cache file to reclaim their space.
+
+Writes never wait on the disk: :meth:`JudgeCache.put` leaves the answer among the pending
+ones, and a writer thread with its own connection commits what is pending in one
+transaction every :attr:`JudgeCache.write_interval_s` (50 ms); until then
+:meth:`JudgeCache.get` finds it among the pending answers. A put does not wake the writer
+(on a busy event loop each wake-up is a hand-over of the GIL), and reads never wait for a
+commit: they use another connection (SQLite's WAL lets readers go on during a write).
+:meth:`JudgeCache.close` commits what is pending. A process killed before that loses only
+those last answers, which are asked again on the next run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import queue
 import sqlite3
 import threading
 import time
@@ -26,11 +35,36 @@ from typing import Any
 from clineval.errors import warn_once
 from clineval.judges.base import Usage
 
+KEY_VERSION = b"clineval-judge-cache/2\n"
+"""The first bytes of every key's hashed material; version 1 hashed a sorted JSON
+re-encoding of the request's parts instead of its body."""
+
 
 def cache_key(payload: dict[str, Any]) -> str:
     """A stable SHA-256 of a JSON-serialisable payload (keys sorted)."""
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def key_prefix(identity: dict[str, Any]) -> bytes:
+    """The part of a request's key that is not in its body (computed once per judge):
+    :data:`KEY_VERSION` and ``identity`` as sorted JSON."""
+    return KEY_VERSION + json.dumps(identity, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def request_key(prefix: bytes, body: bytes) -> str:
+    """The cache key of one request: a SHA-256 of ``prefix`` then the request ``body``."""
+    digest = hashlib.sha256(prefix)
+    # Fed in pieces under 2 KiB: hashlib releases the GIL for a larger piece, and taking it
+    # back from the judge cache's or the store's writer thread can cost milliseconds of the
+    # event loop's time, much more than hashing a request body (about 1 us per KiB).
+    view = memoryview(body)
+    for start in range(0, len(view), _HASH_PIECE):
+        digest.update(view[start : start + _HASH_PIECE])
+    return digest.hexdigest()
+
+
+_HASH_PIECE = 2047
 
 
 class JudgeCache:
@@ -41,15 +75,23 @@ class JudgeCache:
     that cannot even be read is skipped the same way.
     """
 
+    write_interval_s = 0.05
+    """How often the writer thread commits the pending answers."""
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self.writable = True
-        # answers handed to the writer thread and not committed yet: key -> row
+        # answers not committed yet: key -> row (mutated under _pending_lock)
         self._pending: dict[str, tuple[str, str | None, str, str, float]] = {}
-        self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._pending_lock = threading.Lock()
+        self._stop = threading.Event()
         self._writer: threading.Thread | None = None
+        # the writer's connection (opened on the first put) and its lock: another connection
+        # than the readers', except for an in-memory cache (one database per connection)
+        self._wconn: sqlite3.Connection | None = None
+        self._wlock = self._lock
         try:
             self._conn = self._open(path)
         except (OSError, sqlite3.Error) as exc:
@@ -121,47 +163,57 @@ class JudgeCache:
         skipped (one warning), the answer kept."""
         if self._conn is None or not self.writable:
             return
-        self._pending[key] = (key, model, raw, usage.model_dump_json(), time.time())
+        row = (key, model, raw, usage.model_dump_json(), time.time())
+        with self._pending_lock:
+            self._pending[key] = row
         if self._writer is None:
             self._writer = threading.Thread(target=self._write_loop, name="clineval-judge-cache", daemon=True)
             self._writer.start()
-        self._queue.put(key)
 
     def _write_loop(self) -> None:
-        stop = False
-        while not stop:
-            keys = [self._queue.get()]
-            time.sleep(0.005)  # let a batch gather: one transaction for what arrives meanwhile
-            while True:
-                try:
-                    keys.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            stop = None in keys
-            rows = {k: self._pending[k] for k in keys if k is not None and k in self._pending}
-            if rows and self.writable:
-                self._commit(list(rows.values()))
+        while not self._stop.wait(self.write_interval_s):
+            self._write_pending()
+        self._write_pending()  # what arrived before flush() asked the writer to stop
+
+    def _write_pending(self) -> None:
+        with self._pending_lock:
+            rows = dict(self._pending)
+        if not rows:
+            return
+        if self.writable:
+            self._commit(list(rows.values()))
+        with self._pending_lock:
             for k, row in rows.items():
-                if self._pending.get(k) is row:
+                if self._pending.get(k) is row:  # not replaced by a later answer meanwhile
                     del self._pending[k]
 
+    def _writer_connection(self) -> sqlite3.Connection:
+        if self._wconn is None:
+            assert self._conn is not None
+            if str(self.path) == ":memory:":
+                self._wconn = self._conn
+            else:
+                self._wconn = self._open(self.path)
+                self._wlock = threading.Lock()
+        return self._wconn
+
     def _commit(self, rows: list[tuple[str, str | None, str, str, float]]) -> None:
-        assert self._conn is not None
         try:
-            with self._lock:
-                self._conn.execute("BEGIN")
+            conn = self._writer_connection()
+            with self._wlock:
+                conn.execute("BEGIN")
                 try:
-                    self._conn.executemany(
+                    conn.executemany(
                         "INSERT OR REPLACE INTO judge_cache (key, model, raw, usage, created_at)"
                         " VALUES (?, ?, ?, ?, ?)",
                         rows,
                     )
-                    self._conn.execute("COMMIT")
+                    conn.execute("COMMIT")
                 except BaseException:
-                    if self._conn.in_transaction:
-                        self._conn.execute("ROLLBACK")
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
                     raise
-        except sqlite3.Error as exc:
+        except (OSError, sqlite3.Error) as exc:
             self.writable = False
             self._warn(exc, "answers are used but not stored")
 
@@ -169,18 +221,13 @@ class JudgeCache:
         """Commit every pending answer (the writer thread stops; a later put starts it again)."""
         writer = self._writer
         if writer is not None and writer.is_alive():
-            self._queue.put(None)
+            self._stop.set()
             writer.join()
+        self._stop.clear()
         self._writer = None
-        while True:  # keys that arrived after the writer's last look
-            try:
-                self._queue.get_nowait()
-            except queue.Empty:
-                break
-        rest = list(self._pending.values())
-        if rest and self._conn is not None and self.writable:
-            self._commit(rest)
-        self._pending.clear()
+        self._write_pending()  # answers put while the writer stopped
+        with self._pending_lock:
+            self._pending.clear()  # a cache that cannot be written keeps nothing
 
     def __len__(self) -> int:
         self.flush()
@@ -191,6 +238,10 @@ class JudgeCache:
 
     def close(self) -> None:
         self.flush()
+        with self._wlock:
+            if self._wconn is not None and self._wconn is not self._conn:
+                self._wconn.close()
+            self._wconn = None
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

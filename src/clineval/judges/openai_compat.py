@@ -141,23 +141,21 @@ def _proxy_for(url: str) -> str | None:
     return urllib.request.getproxies().get(parts.scheme)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=1024)
 def _encoded_message(role: str, content: str) -> str:
     return json.dumps({"role": role, "content": content}, ensure_ascii=False)
 
 
 def _request_body(
-    payload: dict[str, Any], messages: list[dict[str, str]], response_format: dict[str, Any] | None
+    payload: dict[str, Any] | str, messages: list[dict[str, str]], response_format: dict[str, Any] | None
 ) -> bytes:
-    """The JSON request body. Long messages that repeat from call to call (a metric's
-    instructions and output schema) are encoded once and reused."""
-    parts = [
-        _encoded_message(m["role"], m["content"])
-        if len(m["content"]) > 512
-        else json.dumps(m, ensure_ascii=False)
-        for m in messages
-    ]
-    head = json.dumps(payload, ensure_ascii=False)[:-1]
+    """The JSON request body. Messages that repeat from call to call (a metric's
+    instructions with the output schema, the worked examples) are encoded once and reused:
+    they are the same string objects every time (see :mod:`clineval.prompts`), so looking
+    them up costs a pointer comparison; a case's own message is encoded and soon evicted.
+    ``payload`` is the request's other fields, or their JSON object without its closing brace."""
+    parts = [_encoded_message(m["role"], m["content"]) for m in messages]
+    head = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)[:-1]
     text = f'{head}, "messages": [{", ".join(parts)}]'
     if response_format is not None:
         text += f', "response_format": {_format_json(response_format)}'
@@ -215,6 +213,7 @@ class OpenAIBackend:
         self.limiter = AdaptiveLimiter(concurrency)
         self.retries = 0
         self._fallback_stage: FormatStage | None = None
+        self._heads: dict[int | None, str] = {}
         self._concurrency = max(concurrency, 1)
         self.azure = azure_endpoint is not None
         self._headers = {"content-type": "application/json", "accept": "application/json"}
@@ -297,6 +296,34 @@ class OpenAIBackend:
                 raise EndpointError(response.status, content, response.headers)
         return _completion(content)
 
+    def _head(self, max_tokens: int | None) -> str:
+        """The request's fields other than messages and format, as a JSON object without its
+        closing brace (encoded once per ``max_tokens``)."""
+        head = self._heads.get(max_tokens)
+        if head is None:
+            payload: dict[str, Any] = {"model": self.model, "temperature": self.temperature}
+            if self.seed is not None:
+                payload["seed"] = self.seed
+            if max_tokens is not None:
+                payload["max_tokens"] = max_tokens
+            head = self._heads[max_tokens] = json.dumps(payload, ensure_ascii=False)[:-1]
+        return head
+
+    def encode_request(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        schema_name: str,
+        json_schema: dict[str, Any],
+        mode: ResponseMode,
+        max_tokens: int | None,
+    ) -> bytes:
+        """The body of the request :meth:`chat` sends for these arguments, in ``mode`` (before
+        any fallback). The judge cache keys answers by it, and passes it back to :meth:`chat`
+        so that a request is encoded once."""
+        response_format = self._response_format(mode, schema_name, json_schema)
+        return _request_body(self._head(max_tokens), messages, response_format)
+
     async def chat(
         self,
         messages: list[dict[str, str]],
@@ -305,15 +332,14 @@ class OpenAIBackend:
         json_schema: dict[str, Any],
         mode: ResponseMode,
         max_tokens: int | None,
+        body: bytes | None = None,
     ) -> Completion:
-        payload: dict[str, Any] = {"model": self.model, "temperature": self.temperature}
-        if self.seed is not None:
-            payload["seed"] = self.seed
-        if max_tokens is not None:
-            payload["max_tokens"] = max_tokens
+        """One answer. ``body``: what :meth:`encode_request` returned for the same arguments,
+        used as is unless the server refused ``mode`` and a fallback format goes out."""
         stage = self._stage(mode)
         response_format = self._response_format(stage, schema_name, json_schema)
-        body = _request_body(payload, messages, response_format)
+        if body is None or stage != mode:
+            body = _request_body(self._head(max_tokens), messages, response_format)
 
         def note_retry(exc: BaseException, attempt: int) -> None:
             self.retries += 1

@@ -18,13 +18,14 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from clineval.judges.base import ChatMessage, JudgeAnswer, JudgeError, MessagesLike, T, Usage, as_messages
-from clineval.judges.cache import JudgeCache, cache_key
+from clineval.judges.cache import JudgeCache, key_prefix, request_key
 
 ResponseMode = Literal["json_schema", "json_object", "text"]
 
@@ -42,7 +43,13 @@ class Completion:
 
 
 class ChatBackend(Protocol):
-    """The transport under a judge: messages in, text out."""
+    """The transport under a judge: messages in, text out.
+
+    A backend may also offer ``encode_request(messages, *, schema_name, json_schema, mode,
+    max_tokens) -> bytes``, the body it would send, and accept it back as ``chat(...,
+    body=...)``: the judge cache then keys answers by those bytes and the request is
+    encoded once (:class:`~clineval.judges.openai_compat.OpenAIBackend` does).
+    """
 
     @property
     def name(self) -> str: ...
@@ -99,12 +106,13 @@ def parse_answer(text: str, schema: type[T]) -> T:
     if not candidate:
         raise ValueError("the answer was empty")
     try:
-        json.loads(candidate)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the answer is not valid JSON ({exc.msg} at position {exc.pos})") from exc
-    try:
-        return schema.model_validate_json(candidate)
+        return schema.model_validate_json(candidate)  # one parse: JSON and schema together
     except ValidationError as exc:
+        if any(err.get("type") == "json_invalid" for err in exc.errors()):
+            try:
+                json.loads(candidate)
+            except json.JSONDecodeError as bad:
+                raise ValueError(f"the answer is not valid JSON ({bad.msg} at position {bad.pos})") from exc
         raise ValueError(f"the answer does not match the schema: {describe_validation_error(exc)}") from exc
 
 
@@ -115,8 +123,13 @@ def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
 
 
 @functools.cache
+def _schema_json(schema: type[BaseModel]) -> str:
+    return json.dumps(json_schema_of(schema), ensure_ascii=False)
+
+
+@functools.cache
 def schema_instruction(schema: type[BaseModel]) -> str:
-    schema_json = json.dumps(json_schema_of(schema), ensure_ascii=False)
+    schema_json = _schema_json(schema)
     return (
         "Reply with a single JSON object and nothing else: no prose before or after it and no "
         "code fences. The object must validate against this JSON schema:\n" + schema_json
@@ -161,6 +174,33 @@ class StructuredJudge:
         self.mode: ResponseMode = mode
         self.reask = reask
         self.max_tokens = max_tokens
+        self._encode: Callable[..., bytes] | None = getattr(backend, "encode_request", None)
+        self._key_prefix: bytes | None = None
+
+    def _request_key(
+        self,
+        msgs: list[dict[str, str]],
+        schema: type[BaseModel],
+        json_schema: dict[str, Any],
+        limit: int | None,
+    ) -> tuple[str, bytes | None]:
+        """The cache key of a request, and its body when the backend encodes requests.
+
+        The key hashes what is sent (the backend's request body: model, sampling, messages,
+        response format) after what is not (the backend's identity: provider, endpoint;
+        the response mode), with :data:`~clineval.judges.cache.KEY_VERSION` first.
+        """
+        if self._key_prefix is None:
+            self._key_prefix = key_prefix({"backend": self.backend.identity(), "mode": self.mode})
+        if self._encode is not None:
+            body = self._encode(
+                msgs, schema_name=schema.__name__, json_schema=json_schema, mode=self.mode, max_tokens=limit
+            )
+            return request_key(self._key_prefix, body), body
+        material = json.dumps(
+            [schema.__name__, _schema_json(schema), limit, msgs], ensure_ascii=False, separators=(",", ":")
+        )
+        return request_key(self._key_prefix, material.encode("utf-8")), None
 
     @property
     def name(self) -> str:
@@ -176,16 +216,9 @@ class StructuredJudge:
         json_schema = json_schema_of(schema)
         limit = max_tokens if max_tokens is not None else self.max_tokens
         key = ""
+        body: bytes | None = None
         if self.cache is not None:
-            key = cache_key(
-                {
-                    "backend": self.backend.identity(),
-                    "mode": self.mode,
-                    "max_tokens": limit,
-                    "schema": json_schema,
-                    "messages": msgs,
-                }
-            )
+            key, body = self._request_key(msgs, schema, json_schema, limit)
             hit = self.cache.get(key)
             if hit is not None:
                 raw, _stored_usage = hit
@@ -197,7 +230,7 @@ class StructuredJudge:
                     return JudgeAnswer(output=output, raw=raw, usage=Usage(cached=1), cached=True)
 
         usage = Usage()
-        completion = await self._chat(msgs, schema, json_schema, limit, usage)
+        completion = await self._chat(msgs, schema, json_schema, limit, usage, body)
         try:
             output = parse_answer(completion.text, schema)
             raw = completion.text
@@ -231,15 +264,26 @@ class StructuredJudge:
         json_schema: dict[str, Any],
         max_tokens: int | None,
         usage: Usage,
+        body: bytes | None = None,
     ) -> Completion:
         try:
-            completion = await self.backend.chat(
-                msgs,
-                schema_name=schema.__name__,
-                json_schema=json_schema,
-                mode=self.mode,
-                max_tokens=max_tokens,
-            )
+            if body is not None:  # only a backend with encode_request made one
+                completion = await self.backend.chat(  # type: ignore[call-arg]
+                    msgs,
+                    schema_name=schema.__name__,
+                    json_schema=json_schema,
+                    mode=self.mode,
+                    max_tokens=max_tokens,
+                    body=body,
+                )
+            else:
+                completion = await self.backend.chat(
+                    msgs,
+                    schema_name=schema.__name__,
+                    json_schema=json_schema,
+                    mode=self.mode,
+                    max_tokens=max_tokens,
+                )
         except JudgeError as exc:
             exc.usage.add(usage)
             raise

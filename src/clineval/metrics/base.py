@@ -100,7 +100,8 @@ class ScoreContext:
         judge = self.require_judge()
         inner = judge.inner if isinstance(judge, RecordingJudge) else judge
         own = getattr(inner, "primitives", None)
-        if isinstance(own, Primitives):
+        # a runtime protocol check costs tens of microseconds: not for judges without primitives
+        if own is not None and isinstance(own, Primitives):
             return own
         from clineval.judges.llm_primitives import LLMPrimitives
 

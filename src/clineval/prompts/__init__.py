@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.meta
 import yaml
 
 from clineval.errors import ConfigError
@@ -77,20 +78,41 @@ class PromptTemplate:
         return [self.render_system(**variables), *self.render_examples(), self.render_user(**variables)]
 
     def render_system(self, **variables: Any) -> ChatMessage:
-        """The system message alone: metrics whose instructions do not depend on the case
+        """The system message alone. A system template that uses none of the variables (the
+        instructions of most packaged prompts) is rendered once per template and the same
+        message returned for every case; metrics whose instructions depend on settings only
         render it once and reuse it."""
+        if not _variables(self.system):
+            return _static_message("system", self.system)
         return ChatMessage(role="system", content=_compiled(self.system).render(**variables).strip())
 
     def render_user(self, **variables: Any) -> ChatMessage:
         return ChatMessage(role="user", content=_compiled(self.user).render(**variables).strip())
 
     def render_examples(self) -> list[ChatMessage]:
-        """The few-shot examples as alternating user and assistant messages."""
-        out: list[ChatMessage] = []
-        for example in self.examples:
-            out.append(ChatMessage(role="user", content=example.user))
-            out.append(ChatMessage(role="assistant", content=example.assistant))
-        return out
+        """The few-shot examples as alternating user and assistant messages (built once per
+        set of examples: the same message objects are returned for every case)."""
+        return list(_example_messages(self.examples))
+
+
+@cache
+def _variables(source: str) -> frozenset[str]:
+    """The variables a template reads."""
+    return frozenset(jinja2.meta.find_undeclared_variables(_ENV.parse(source)))
+
+
+@cache
+def _static_message(role: str, source: str) -> ChatMessage:
+    return ChatMessage(role=role, content=_compiled(source).render().strip())
+
+
+@cache
+def _example_messages(examples: tuple[PromptExample, ...]) -> tuple[ChatMessage, ...]:
+    out: list[ChatMessage] = []
+    for example in examples:
+        out.append(ChatMessage(role="user", content=example.user))
+        out.append(ChatMessage(role="assistant", content=example.assistant))
+    return tuple(out)
 
 
 @cache
