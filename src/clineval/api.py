@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, build_agent, with_placeholders
 from clineval.datasets import Dataset, fingerprint_cases, load_dataset
+from clineval.datasets.loaders import StreamedDataset, stream_dataset
 from clineval.errors import ConfigError, field_errors
 from clineval.interrupts import run_sync
 from clineval.judges.base import Judge
@@ -121,7 +122,7 @@ class _Session:
     async def run(
         self,
         record: RunRecord,
-        cases: Sequence[Case],
+        cases: Sequence[Case] | None,
         metrics: Sequence[Metric],
         agent: AgentFn | None,
         judge: Judge | None,
@@ -129,6 +130,7 @@ class _Session:
         lease: RunLease | None = None,
         retry_failed_outputs: bool = False,
         retry_errors: bool = False,
+        keep_results: bool = True,
     ) -> EvalResult:
         try:
             caller = None
@@ -145,6 +147,7 @@ class _Session:
                 lease=lease,
                 retry_failed_outputs=retry_failed_outputs,
                 retry_errors=retry_errors,
+                keep_results=keep_results,
             )
             outcome = await execute(plan, self.store, self.progress)
         finally:
@@ -152,6 +155,10 @@ class _Session:
                 lease.release()  # execute() released it already, unless it never started
             if judge is not None and self._owns_judge:
                 await judge.aclose()
+        if not outcome.kept:
+            from clineval.results.stored import StoredResult
+
+            return StoredResult(outcome.record, str(self.store.path), store=self.store)
         return EvalResult(
             run=outcome.record, cases=outcome.cases, results=outcome.results, store_path=str(self.store.path)
         )
@@ -159,8 +166,8 @@ class _Session:
 
 def _new_record(
     config: RunConfig,
-    dataset_source: str | Dataset,
-    cases: Sequence[Case],
+    dataset_source: str | Dataset | StreamedDataset,
+    cases: Sequence[Case] | StreamedDataset,
     metrics: Sequence[Metric],
     judge: Judge | None,
     judge_config: JudgeConfig | None,
@@ -169,6 +176,7 @@ def _new_record(
     # ${NAME} values of the run file are stored as ${NAME} (read again on resume)
     stored = config.model_copy(update={"metrics": []}).stored()
     stored["metrics"] = with_placeholders([_metric_spec(m) for m in metrics], config.from_environment)
+    fingerprint = cases.fingerprint_value if isinstance(cases, StreamedDataset) else fingerprint_cases(cases)
     return RunRecord(
         id=new_run_id(),
         name=config.name,
@@ -178,10 +186,10 @@ def _new_record(
         lower_is_better=[m.name for m in metrics if not higher_is_better(m)],
         judge=_judge_record(judge, judge_config, metrics),
         dataset=DatasetInfo(
-            source=dataset_source.source if isinstance(dataset_source, Dataset) else dataset_source,
-            fingerprint=fingerprint_cases(cases),
+            source=dataset_source if isinstance(dataset_source, str) else dataset_source.source,
+            fingerprint=fingerprint,
             n_cases=len(cases),
-            metadata_columns=dataset_source.metadata_columns if isinstance(dataset_source, Dataset) else [],
+            metadata_columns=[] if isinstance(dataset_source, str) else dataset_source.metadata_columns,
         ),
         tags=stored["tags"],
         clineval_version=clineval_version(),
@@ -291,6 +299,7 @@ async def aevaluate(
     resume: str | None = None,
     retry_errors: bool = False,
     config: RunConfig | None = None,
+    keep_results: bool = True,
 ) -> EvalResult:
     """Async form of :func:`evaluate`.
 
@@ -309,6 +318,7 @@ async def aevaluate(
             metrics=metrics,
             judge_concurrency=judge_concurrency if _given(judge_concurrency) else None,
             cache=cache,
+            keep_results=keep_results,
         )
     judge_config, judge_obj = (None, None) if judge is None else _judge_from(judge)
     config = _assemble_config(
@@ -332,16 +342,18 @@ async def aevaluate(
         judge_config = config.judge
     store = store if isinstance(store, RunStore) else config.store
 
-    # Data
+    # Data (without keep_results, a JSONL file is checked line by line and never held in memory)
+    load = load_dataset if keep_results else stream_dataset
+    dataset: Dataset | StreamedDataset
     if isinstance(data, Dataset):
         dataset = data
     elif data is None:
         path = config.data_path()
         if path is None:
             raise ConfigError("no data: pass a dataset (a file, a DataFrame or a list of dicts)")
-        dataset = load_dataset(path, mapping=config.mapping, encoding=config.encoding)
+        dataset = load(path, mapping=config.mapping, encoding=config.encoding)
     elif isinstance(data, str | Path):
-        dataset = load_dataset(Path(data), mapping=config.mapping, encoding=config.encoding)
+        dataset = load(Path(data), mapping=config.mapping, encoding=config.encoding)
     else:
         dataset = load_dataset(data, mapping=config.mapping)
 
@@ -368,9 +380,16 @@ async def aevaluate(
     run_store = _open_store(store)
     session = _Session(config, run_store, reporter)
     judge_instance = session.judge(judge_obj)
-    record = _new_record(config, dataset, dataset.cases, built, judge_instance, judge_config)
-    run_store.create_run(record, dataset.cases)
-    return await session.run(record, dataset.cases, built, agent_fn, judge_instance)
+    cases = dataset if isinstance(dataset, StreamedDataset) else dataset.cases
+    record = _new_record(config, dataset, cases, built, judge_instance, judge_config)
+    run_store.create_run(record, cases)
+    if not keep_results and getattr(config, "executor", "local") != "ray":
+        # the runner reads the cases back from the store, a chunk at a time
+        del dataset, cases
+        return await session.run(record, None, built, agent_fn, judge_instance, keep_results=False)
+    if isinstance(cases, StreamedDataset):
+        cases = list(cases)
+    return await session.run(record, cases, built, agent_fn, judge_instance, keep_results=keep_results)
 
 
 def evaluate(data: Any = None, metrics: Sequence[MetricLike] = (), **kwargs: Any) -> EvalResult:
@@ -384,6 +403,11 @@ def evaluate(data: Any = None, metrics: Sequence[MetricLike] = (), **kwargs: Any
     then recorded for every case.
     ``judge``: ``None`` (``$CLINEVAL_JUDGE`` or no judge), a spec such as
     ``"openai:gpt-4o-mini"``, a :class:`~clineval.judges.JudgeConfig` or a judge object.
+    ``keep_results``: ``True`` (default) returns every case and result in memory;
+    ``False`` keeps memory bounded at any number of cases: a JSONL file is read line by
+    line, cases and results go to the store and stay there, and the returned result
+    (:class:`~clineval.results.stored.StoredResult`) reads its aggregates from the store and
+    loads ``cases``/``results`` only when they are used (``clineval run`` does this).
     See :func:`aevaluate` for the other keyword arguments.
     """
     return run_sync(aevaluate(data, metrics, **kwargs))
@@ -400,6 +424,7 @@ async def _resume(
     metrics: Sequence[MetricLike],
     judge_concurrency: int | None,
     cache: Any,
+    keep_results: bool = True,
 ) -> EvalResult:
     run_store = _open_store(store)
     record = run_store.get_run(run_ref)
@@ -425,7 +450,8 @@ async def _resume(
     record.config["judge"] = with_placeholders(config.judge.model_dump(mode="json"), config.from_environment)
     record.config["cache"] = with_placeholders(config.cache, config.from_environment)
     session = _Session(config, run_store, progress)
-    cases = run_store.load_cases(record.id)
+    stream = not keep_results and getattr(config, "executor", "local") != "ray"
+    cases = None if stream else run_store.load_cases(record.id)
     if metrics:
         built = _metrics_from(list(metrics), config.folder)
     else:
@@ -452,8 +478,7 @@ async def _resume(
             if callable(agent):
                 agent_fn = agent
             elif config.agent.target.startswith("python:"):
-                outputs = run_store.load_outputs(record.id)
-                if len(outputs) < len(cases):
+                if run_store.count_outputs(record.id) < run_store.count_cases(record.id):
                     raise ConfigError(
                         f"run {record.id} ran an agent given as a Python object; resume it from Python "
                         "with evaluate(..., agent=<the same agent>, resume=RUN_ID)"
@@ -475,6 +500,7 @@ async def _resume(
         lease=lease,
         retry_failed_outputs=retry_errors and agent_fn is not None,
         retry_errors=retry_errors,
+        keep_results=keep_results,
     )
 
 
@@ -535,8 +561,13 @@ def rescore(run_ref: str, metrics: Sequence[MetricLike], **kwargs: Any) -> EvalR
     return run_sync(arescore(run_ref, metrics, **kwargs))
 
 
-def load_run(run_ref: str, *, store: str | Path | RunStore = DEFAULT_STORE) -> EvalResult:
-    """A stored run as an :class:`EvalResult` (``latest`` names the newest); a path is opened read-only."""
+def load_run(run_ref: str, *, store: str | Path | RunStore = DEFAULT_STORE, lazy: bool = False) -> EvalResult:
+    """A stored run as an :class:`EvalResult` (``latest`` names the newest); a path is opened read-only.
+
+    ``lazy=True`` gives a :class:`~clineval.results.stored.StoredResult`: nothing but the run
+    record is read now; aggregates and exports stream from the store (``clineval show`` and
+    ``export`` use it, in bounded memory at any number of cases).
+    """
     run_store = store if isinstance(store, RunStore) else RunStore(store, readonly=True)
     try:
         record = run_store.get_run(run_ref)
@@ -544,6 +575,11 @@ def load_run(run_ref: str, *, store: str | Path | RunStore = DEFAULT_STORE) -> E
 
         # What is shown, exported or compared is masked, also for runs stored before masking.
         record = RunRecord.model_validate_json(redact_json(record.model_dump_json()))
+        if lazy:
+            from clineval.results.stored import StoredResult
+
+            held = run_store if run_store is store else None  # a path: opened again when read
+            return StoredResult(record, str(run_store.path), store=held)
         return EvalResult(
             run=record,
             cases=run_store.merged_cases(record.id),
