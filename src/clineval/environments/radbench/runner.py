@@ -289,8 +289,13 @@ async def arun_bench(
     progress: Any = None,
     resume: str | None = None,
     retry_errors: bool = False,
+    **run_on: Any,
 ) -> EvalResult:
-    """Run (or resume) the benchmark grid as a stored run."""
+    """Run (or resume) the benchmark grid as a stored run.
+
+    ``run_on``: ``executor="ray"`` (and ``ray_address``, ``ray_workers``) runs the episodes
+    on a Ray cluster, like any run (see docs/ray.md).
+    """
     from clineval.api import aevaluate
 
     bench = Bench(settings)
@@ -304,6 +309,7 @@ async def arun_bench(
             progress=progress,
             retry_errors=retry_errors,
             judge=None,
+            **{k: v for k, v in run_on.items() if k in ("executor", "ray_address")},
         )
     settings = with_prompt_versions(settings)
     config = run_config(settings, name=name, tags=dict(tags or {}), store=store)
@@ -323,6 +329,7 @@ async def arun_bench(
         agent_concurrency=concurrency,
         agent_timeout_s=600.0,
         progress=progress,
+        **run_on,
     )
 
 
