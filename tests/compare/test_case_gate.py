@@ -241,3 +241,26 @@ def test_show_gates_write_the_case_gate_to_junit(store: tuple[Path, dict[str, st
         "show", ids["b"], "--store", str(path), "--fail-on-case-regression", cwd=ROOT, env={"COLUMNS": "250"}
     )
     assert refused.returncode == 2 and "add --no-regression-vs RUN" in refused.stderr
+
+
+def test_small_n_note_when_no_change_can_be_significant() -> None:
+    a = _result("a", {f"c{i}": {"m": Score(value=1.0), "k": Score(value=0.5)} for i in range(4)})
+    b = _result(
+        "b", {f"c{i}": {"m": Score(value=0.0 if i == 0 else 1.0), "k": Score(value=0.5)} for i in range(4)}
+    )
+    comparison = compare_runs(a, b)
+    assert comparison.get("m").small_n == (
+        "1 of 4 case(s) changed; with n=4 McNemar's exact test cannot detect fewer than 6 changed cases, "
+        "all in one direction; more than the 4 cases there are: no change can be significant "
+        "(p < 0.05; 7 if it is the only one of the 2 metrics that changed (Holm)); "
+        "gate such changes per case with --fail-on-case-regression"
+    )
+    assert comparison.get("k").small_n is None  # nothing changed: nothing to say
+
+
+def test_no_note_when_the_change_is_large_enough() -> None:
+    ids = [f"c{i}" for i in range(12)]
+    a = _result("a", {c: {"m": Score(value=1.0)} for c in ids})
+    b = _result("b", {c: {"m": Score(value=0.0 if n < 6 else 1.0)} for n, c in enumerate(ids)})
+    item = compare_runs(a, b).get("m")
+    assert item.verdict == "regressed" and item.small_n is None  # 6 flips: p = 2/64 < 0.05

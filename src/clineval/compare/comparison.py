@@ -343,11 +343,12 @@ def _small_n(item: MetricComparison, alpha: float, n_tests: int) -> str | None:
             f"{n_tests} metrics that changed (Holm)"
         )
     size = f", a change of {least / item.n_paired:.2g} in the mean" if item.kind == "binary" else ""
+    if item.n_paired < least:
+        size = f"; more than the {item.n_paired} cases there are: no change can be significant"
     return (
         f"{changed} of {item.n_paired} case(s) changed; with n={item.n_paired} {test} cannot detect "
-        f"fewer than {least} changed cases, all in one direction{size} (p < {alpha:g}{holm_note}): "
-        "a change this small is never significant here, however real; gate it per case with "
-        "--fail-on-case-regression"
+        f"fewer than {least} changed cases, all in one direction{size} (p < {alpha:g}{holm_note}); "
+        "gate such changes per case with --fail-on-case-regression"
     )
 
 
