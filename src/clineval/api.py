@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -137,6 +137,11 @@ class _Session:
             if agent is not None:
                 settings = self.config.agent or AgentConfig(target="python:agent")
                 caller = AgentCaller(agent, settings)
+            executor = None
+            if self.config.executor == "ray":
+                from clineval.runner.ray_executor import executor_for
+
+                executor = executor_for(self.config, rebuild_judge=self._owns_judge)
             plan = RunPlan(
                 run=record,
                 cases=cases,
@@ -148,6 +153,7 @@ class _Session:
                 retry_failed_outputs=retry_failed_outputs,
                 retry_errors=retry_errors,
                 keep_results=keep_results,
+                executor=executor,
             )
             outcome = await execute(plan, self.store, self.progress)
         finally:
@@ -209,6 +215,14 @@ def _given(value: Any) -> bool:
     return value is not UNSET
 
 
+def _connect_executor(config: RunConfig) -> None:
+    """Reach the Ray cluster of a run on Ray before anything is stored (a clear error if it cannot)."""
+    if config.executor == "ray":
+        from clineval.runner.ray_executor import connect
+
+        connect(config.ray_address)
+
+
 def _assemble_config(
     config: RunConfig | None,
     *,
@@ -226,6 +240,11 @@ def _assemble_config(
     agent_max_attempts: Any,
     judge_concurrency: Any,
     scoring_concurrency: Any,
+    executor: Any = UNSET,
+    ray_address: Any = UNSET,
+    ray_workers: Any = UNSET,
+    agent_num_cpus: Any = UNSET,
+    agent_num_gpus: Any = UNSET,
 ) -> RunConfig:
     """The run configuration: ``config`` (or the defaults), with every given keyword applied."""
     base = config or RunConfig()
@@ -240,6 +259,9 @@ def _assemble_config(
         ("store", store),
         ("cache", cache),
         ("scoring_concurrency", scoring_concurrency),
+        ("executor", executor),
+        ("ray_address", ray_address),
+        ("ray_workers", ray_workers),
     ):
         if key == "store" and value is None:
             updates[key] = ":memory:"  # no store: the run is kept in memory only
@@ -261,12 +283,17 @@ def _assemble_config(
             ("concurrency", agent_concurrency),
             ("timeout_s", agent_timeout_s),
             ("max_attempts", agent_max_attempts),
+            ("num_cpus", agent_num_cpus),
+            ("num_gpus", agent_num_gpus),
         )
         if _given(value)
     }
     if limits:
         if agent_config is None:
-            raise ConfigError("agent_concurrency, agent_timeout_s and agent_max_attempts need an agent")
+            raise ConfigError(
+                "agent_concurrency, agent_timeout_s, agent_max_attempts, agent_num_cpus and "
+                "agent_num_gpus need an agent"
+            )
         agent_config = agent_config.model_copy(update=limits)
     updates["agent"] = agent_config
     assembled = base.model_copy(update=updates)
@@ -295,6 +322,11 @@ async def aevaluate(
     agent_max_attempts: int = UNSET,
     judge_concurrency: int | None = UNSET,
     scoring_concurrency: int | None = UNSET,
+    executor: Literal["local", "ray"] = UNSET,
+    ray_address: str | None = UNSET,
+    ray_workers: int | None = UNSET,
+    agent_num_cpus: float | None = UNSET,
+    agent_num_gpus: float | None = UNSET,
     progress: bool | ProgressReporter | None = None,
     resume: str | None = None,
     retry_errors: bool = False,
@@ -305,6 +337,8 @@ async def aevaluate(
 
     Settings not given keep their defaults, or the values in ``config`` when one is given
     (a run file loaded with :func:`clineval.config.load_run_config`); given ones override.
+    ``executor="ray"`` runs the agent calls and scores on a Ray cluster (``ray_address``;
+    ``agent_num_cpus``/``agent_num_gpus``: what each worker asks Ray for; see docs/ray.md).
     """
     reporter = progress if not isinstance(progress, bool | None) else default_progress(progress)
     if resume is not None:
@@ -319,6 +353,8 @@ async def aevaluate(
             judge_concurrency=judge_concurrency if _given(judge_concurrency) else None,
             cache=cache,
             keep_results=keep_results,
+            executor=executor,
+            ray_address=ray_address,
         )
     judge_config, judge_obj = (None, None) if judge is None else _judge_from(judge)
     config = _assemble_config(
@@ -337,7 +373,13 @@ async def aevaluate(
         agent_max_attempts=agent_max_attempts,
         judge_concurrency=judge_concurrency,
         scoring_concurrency=scoring_concurrency,
+        executor=executor,
+        ray_address=ray_address,
+        ray_workers=ray_workers,
+        agent_num_cpus=agent_num_cpus,
+        agent_num_gpus=agent_num_gpus,
     )
+    _connect_executor(config)
     if judge_obj is None:
         judge_config = config.judge
     store = store if isinstance(store, RunStore) else config.store
@@ -425,6 +467,8 @@ async def _resume(
     judge_concurrency: int | None,
     cache: Any,
     keep_results: bool = True,
+    executor: Any = UNSET,
+    ray_address: Any = UNSET,
 ) -> EvalResult:
     run_store = _open_store(store)
     record = run_store.get_run(run_ref)
@@ -446,6 +490,11 @@ async def _resume(
         config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})
     if cache is not UNSET:
         config.cache = cache
+    if _given(executor):
+        config.executor = executor
+    if _given(ray_address):
+        config.ray_address = ray_address
+    _connect_executor(config)
     # What a resumed run used is what its record says.
     record.config["judge"] = with_placeholders(config.judge.model_dump(mode="json"), config.from_environment)
     record.config["cache"] = with_placeholders(config.cache, config.from_environment)

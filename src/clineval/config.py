@@ -7,6 +7,7 @@ A run file is YAML::
     encoding: cp1252                # optional: the data file's text encoding (default UTF-8)
     mapping: {question: input}      # optional: their column -> case field
     agent: agent.py:run_agent       # optional: module:function or file.py:function
+    executor: ray                   # optional: run on Ray (clineval[ray]); ray_address: auto
     metrics:
       - rouge
       - trajectory_precision
@@ -25,7 +26,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -45,6 +46,10 @@ class AgentConfig(AgentSettings):
 
     target: str = Field(min_length=3)
     args: dict[str, Any] = Field(default_factory=dict)
+    num_cpus: float | None = Field(default=None, ge=0, le=1024)
+    """CPUs each Ray worker running this agent asks for (``--executor ray``; default 1)."""
+    num_gpus: float | None = Field(default=None, ge=0, le=64)
+    """GPUs each Ray worker running this agent asks for, e.g. 1 for an agent that loads a local model."""
 
     @model_validator(mode="before")
     @classmethod
@@ -70,6 +75,12 @@ class RunConfig(BaseModel):
     store: str = DEFAULT_STORE
     cache: str | None = DEFAULT_CACHE
     scoring_concurrency: int | None = Field(default=None, ge=1, le=4096)
+    executor: Literal["local", "ray"] = "local"
+    """Where agent calls and scores run: this process, or a Ray cluster (``clineval[ray]``)."""
+    ray_address: str | None = None
+    """The Ray cluster (``auto``, ``HOST:PORT``, ``ray://HOST:10001``); unset: a new local Ray instance."""
+    ray_workers: int | None = Field(default=None, ge=1, le=100_000)
+    """Ray worker actors; unset: as many as the cluster's CPUs (or GPUs) allow for the agent's request."""
     tags: Tags = Field(default_factory=dict)
     group_by: str | None = None
     base_dir: str | None = None

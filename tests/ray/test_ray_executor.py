@@ -1,0 +1,285 @@
+"""The Ray executor on a local Ray instance: the same results as a local run, resume, a worker
+killed mid-shard, the radiology benchmark, resource requests, and the clear errors.
+
+Agents and metrics here are defined in this test module, which the workers cannot import
+by name: they reach the workers pickled by value (as a user's own ``agent.py`` would).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.cli.test_cli import clineval
+
+from clineval import evaluate
+from clineval.errors import ConfigError
+from clineval.model import Case, ResultRecord
+from clineval.runner.ray_executor import RateBuckets
+
+METRICS = ["rouge", "token_f1", "trajectory_precision"]
+
+
+@pytest.fixture(scope="module")
+def ray_local() -> Iterator[Any]:
+    """One local Ray instance (2 CPUs) for this module, shut down after (starting one takes seconds)."""
+    ray = pytest.importorskip("ray", reason="the Ray executor's tests need clineval[ray]")
+    if ray.is_initialized():  # pragma: no cover - a test elsewhere left one running
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def make_cases(n: int, marker: Path | None = None) -> list[dict[str, Any]]:
+    """``n`` cases with a reference text and a reference trajectory (two tools, every third case one)."""
+    cases = []
+    for i in range(n):
+        tools = [{"name": "get_labs", "arguments": {"id": i}}]
+        if i % 3:
+            tools.append({"name": "get_notes", "arguments": {"id": i}})
+        case: dict[str, Any] = {
+            "id": f"c-{i:04d}",
+            "input": f"patient {i} potassium {i % 7}",
+            "reference": f"patient {i} has potassium {i % 7} mmol/L",
+            "reference_trajectory": tools,
+        }
+        if marker is not None:
+            case["metadata"] = {"marker": str(marker)}
+        cases.append(case)
+    return cases
+
+
+def echo_agent(query: str) -> dict[str, Any]:
+    """Deterministic: the query words back, and one tool call (so precision is 1, recall varies)."""
+    number = int(query.split()[1])
+    return {"response": query, "trajectory": [{"name": "get_labs", "arguments": {"id": number}}]}
+
+
+def dying_agent(query: str, case: Case) -> dict[str, Any]:
+    """Kills its own Ray worker process the first time it sees case c-0007 (a marker file says so)."""
+    marker = Path(str(case.metadata["marker"]))
+    if case.id == "c-0007" and not marker.exists():
+        marker.write_text(str(os.getpid()))
+        os._exit(1)  # the worker process dies mid-shard, as on an out-of-memory kill
+    return echo_agent(query)
+
+
+def resources_agent(query: str) -> dict[str, Any]:
+    import ray
+
+    assigned = ray.get_runtime_context().get_assigned_resources()
+    return {**echo_agent(query), "resources": assigned, "pid": os.getpid()}
+
+
+def words(case: Case) -> float:
+    """A metric of this module: the response's word count (deterministic)."""
+    return float(len((case.response or "").split()))
+
+
+def scores(results: list[ResultRecord]) -> dict[tuple[str, str], Any]:
+    return {(r.case_id, r.metric): (r.score.value, r.score.error) for r in results if r.metric != "latency"}
+
+
+def aggregates(result: Any) -> dict[str, tuple[int, float | None, float | None]]:
+    """Per metric (latency left out: it is a wall time): scored count, mean and std."""
+    return {
+        a.metric: (a.scored, a.mean, a.std) for a in result.aggregate() if not a.metric.startswith("latency")
+    }
+
+
+class Counting:
+    """A progress reporter that keeps what the driver counted (agent calls and scores shipped)."""
+
+    def __init__(self) -> None:
+        self.started: tuple[int, int] | None = None
+        self.agents = 0
+        self.scores = 0
+
+    def start(self, agent_total: int, score_total: int) -> None:
+        self.started = (agent_total, score_total)
+
+    def agent_done(self, failed: bool) -> None:
+        self.agents += 1
+
+    def scored(self, error: bool) -> None:
+        self.scores += 1
+
+    def stop(self) -> None:
+        return None
+
+
+def test_same_results_as_the_local_executor(ray_local: Any, tmp_path: Path) -> None:
+    cases = make_cases(200)
+    metrics: list[Any] = [*METRICS, words]
+    common: dict[str, Any] = {"agent": echo_agent, "judge": "none", "progress": False}
+    local = evaluate(cases, metrics, store=str(tmp_path / "local.db"), **common)
+    progress = Counting()
+    on_ray = evaluate(
+        cases, metrics, store=str(tmp_path / "ray.db"), executor="ray", **{**common, "progress": progress}
+    )
+    assert on_ray.run.config["executor"] == "ray"
+    assert scores(on_ray.results) == scores(local.results)
+    assert aggregates(on_ray) == aggregates(local)
+    # hand-worked: the agent calls one tool of the reference's one or two -> precision 1 on every case
+    assert aggregates(on_ray)["trajectory_precision"] == (200, 1.0, 0.0)
+    assert aggregates(on_ray)["failure"] == (200, 0.0, 0.0)
+    assert progress.started == (200, 200 * 6) and progress.agents == 200 and progress.scores == 200 * 6
+    assert [c.id for c in on_ray.cases] == [c["id"] for c in cases]
+    assert all(c.response == c.input for c in on_ray.cases)
+
+
+def test_a_resumed_run_ships_only_the_missing_work(ray_local: Any, tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    cases = make_cases(40)
+    full = evaluate(cases, METRICS, agent=echo_agent, judge="none", store=str(store), progress=False)
+    run_id = full.run.id
+    with sqlite3.connect(store) as db:  # as if the run had stopped: 5 agent calls and 7 scores missing
+        gone = [f"c-{i:04d}" for i in range(5)]
+        db.executemany("DELETE FROM results WHERE run_id = ? AND case_id = ?", [(run_id, c) for c in gone])
+        db.executemany("DELETE FROM outputs WHERE run_id = ? AND case_id = ?", [(run_id, c) for c in gone])
+        db.execute(
+            "DELETE FROM results WHERE run_id = ? AND case_id = 'c-0010' AND metric = 'rouge'", (run_id,)
+        )
+        db.execute(
+            "DELETE FROM results WHERE run_id = ? AND case_id IN ('c-0011', 'c-0012', 'c-0013') "
+            "AND metric IN ('token_f1', 'trajectory_precision')",
+            (run_id,),
+        )
+        db.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", (run_id,))
+    progress = Counting()
+    resumed = evaluate(
+        resume=run_id, agent=echo_agent, store=str(store), executor="ray", progress=progress, judge="none"
+    )
+    assert progress.started == (5, 5 * 5 + 1 + 3 * 2)  # 5 metrics a case with the agent's latency and failure
+    assert progress.agents == 5 and progress.scores == 32
+    assert resumed.run.status == "completed"
+    assert scores(resumed.results) == scores(full.results)
+    with sqlite3.connect(store) as db:
+        (count,) = db.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,)).fetchone()
+    assert count == 40 * 5
+
+
+def test_a_worker_killed_mid_shard_is_retried_without_lost_or_duplicated_results(
+    ray_local: Any, tmp_path: Path
+) -> None:
+    marker = tmp_path / "killed.pid"
+    store = tmp_path / "runs.db"
+    cases = make_cases(60, marker=marker)
+    result = evaluate(
+        cases, METRICS, agent=dying_agent, judge="none", store=str(store), executor="ray", progress=False
+    )
+    assert marker.exists() and int(marker.read_text()) != os.getpid()  # a worker process died
+    assert result.run.status == "completed"
+    assert len(result.results) == 60 * 5
+    assert len({(r.case_id, r.metric) for r in result.results}) == 60 * 5
+    assert not any(c.agent_run.failed for c in result.cases if c.agent_run is not None)
+    with sqlite3.connect(store) as db:
+        rows = db.execute("SELECT case_id, metric FROM results WHERE run_id = ?", (result.run.id,)).fetchall()
+        outputs = db.execute("SELECT COUNT(*) FROM outputs WHERE run_id = ?", (result.run.id,)).fetchone()[0]
+    assert len(rows) == len(set(rows)) == 60 * 5 and outputs == 60
+    reference = evaluate(cases[:20], METRICS, agent=echo_agent, judge="none", store=None, progress=False)
+    assert {k: v for k, v in scores(result.results).items() if k[0] < "c-0020"} == scores(reference.results)
+
+
+def test_the_agent_resource_request_goes_to_ray(ray_local: Any, tmp_path: Path) -> None:
+    result = evaluate(
+        make_cases(6),
+        ["rouge"],
+        agent=resources_agent,
+        judge="none",
+        store=None,
+        executor="ray",
+        agent_num_cpus=2,
+        progress=False,
+    )
+    extras = [c.metadata["agent_output"] for c in result.cases]
+    assert all(e["resources"] == {"CPU": 2.0} for e in extras)
+    assert len({e["pid"] for e in extras}) == 1  # two CPUs each: one worker fits the cluster
+    with pytest.raises(ConfigError, match=r"num_gpus=1 per Ray worker; the Ray cluster has 0 GPU"):
+        evaluate(
+            make_cases(2),
+            ["rouge"],
+            agent=echo_agent,
+            judge="none",
+            store=None,
+            executor="ray",
+            agent_num_gpus=1,
+        )
+
+
+def test_the_radiology_benchmark_runs_on_ray_with_the_same_results(ray_local: Any, tmp_path: Path) -> None:
+    from clineval.environments.radbench.runner import BenchSettings, run_bench
+
+    settings = BenchSettings(
+        core="random", n_records=2, seed=3, tasks=["012", "013"], conditions=["baseline", "insufficient_1"]
+    )
+    local = run_bench(settings, store=str(tmp_path / "local.db"), progress=False)
+    on_ray = run_bench(settings, store=str(tmp_path / "ray.db"), progress=False, executor="ray")
+    assert on_ray.run.config["executor"] == "ray"
+    assert len(on_ray.results) == len(local.results) == 2 * 2 * 2 * 3
+    radbench = {k: v for k, v in scores(on_ray.results).items() if k[1] == "radbench"}
+    assert radbench == {k: v for k, v in scores(local.results).items() if k[1] == "radbench"}
+    subs = {(r.case_id, r.metric): r.score.sub_scores for r in on_ray.results if r.metric == "radbench"}
+    assert subs == {
+        (r.case_id, r.metric): r.score.sub_scores for r in local.results if r.metric == "radbench"
+    }
+
+
+def test_a_bad_ray_address_is_one_clear_line(tmp_path: Path) -> None:
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "x", "reference": "x", "response": "x"}\n')
+    done = clineval(
+        "run",
+        "--data",
+        "cases.jsonl",
+        "-m",
+        "rouge",
+        "--executor",
+        "ray",
+        "--ray-address",
+        "127.0.0.1:1",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--ray-address '127.0.0.1:1': no Ray cluster answers there" in lines[0]
+    assert not (tmp_path / ".clineval" / "clineval.db").exists()  # nothing was stored
+
+
+def test_ray_not_installed_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails, as when it is not installed
+    with pytest.raises(ConfigError) as raised:
+        evaluate(
+            [{"id": "a", "input": "x", "reference": "x", "response": "x"}],
+            ["rouge"],
+            store=None,
+            executor="ray",
+        )
+    assert (
+        str(raised.value) == "--executor ray needs Ray, which is not installed: pip install 'clineval[ray]'"
+    )
+
+
+def test_rate_buckets_pace_requests_and_tokens() -> None:
+    now = [0.0]
+    buckets = RateBuckets(rpm=60, tpm=600, clock=lambda: now[0])
+    # 60 requests a minute: a burst of 10 (10 s worth), then one a second
+    assert [buckets.wait_s() for _ in range(10)] == [0.0] * 10
+    assert buckets.wait_s() == pytest.approx(1.0)
+    now[0] = 1.0
+    assert buckets.wait_s() == 0.0
+    # 600 tokens a minute (burst 100, 10 per second): 150 spent put the bucket 50 in debt
+    buckets.spend(150)
+    now[0] = 2.0  # one second later: +1 request, +10 tokens -> -40 tokens: wait (1 + 40) / 10 s
+    assert buckets.wait_s() == pytest.approx(4.1)
+    now[0] = 6.2
+    assert buckets.wait_s() == 0.0
+    unlimited = RateBuckets(rpm=None, tpm=None, clock=lambda: 0.0)
+    assert all(unlimited.wait_s() == 0.0 for _ in range(1000))
