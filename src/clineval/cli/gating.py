@@ -1,4 +1,5 @@
-"""CI gates on ``clineval run``: ``--fail-under``, ``--fail-over``, ``--no-regression-vs``, ``--junit``.
+"""CI gates on ``clineval run``: ``--fail-under``, ``--fail-over``, ``--no-regression-vs``,
+``--fail-on-case-regression`` (with a baseline), ``--junit``.
 
 A command that ends with an :class:`~clineval.results.result.EvalResult` takes the gates
 in three steps::
