@@ -113,3 +113,38 @@ def judge_option(value: str | None) -> JudgeConfig | None:
     if config.script:
         config.script = str(Path(config.script).resolve())
     return config
+
+
+def _limit(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not (0 < number < float("inf")):
+        raise click.BadParameter(f"expected a number above 0, got {value!r}")
+    return number
+
+
+def judge_limit_options(fn: F) -> F:
+    """``--judge-rpm`` and ``--judge-tpm`` (see :mod:`clineval.judges.budget`)."""
+    fn = click.option(
+        "--judge-tpm",
+        callback=_limit,
+        metavar="TOKENS",
+        help="At most this many judge tokens a minute (counted from the responses' usage).",
+    )(fn)
+    fn = click.option(
+        "--judge-rpm",
+        callback=_limit,
+        metavar="REQUESTS",
+        help="At most this many judge requests a minute, retries included (evenly spaced).",
+    )(fn)
+    return fn
+
+
+def with_judge_limits(config: JudgeConfig, rpm: float | None, tpm: float | None) -> JudgeConfig:
+    """``config`` with the limits given on the command line (the others kept)."""
+    updates = {k: v for k, v in (("rpm", rpm), ("tpm", tpm)) if v is not None}
+    return config.model_copy(update=updates) if updates else config

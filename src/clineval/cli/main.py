@@ -21,9 +21,11 @@ from clineval.cli.common import (
     cannot_write,
     err,
     friendly,
+    judge_limit_options,
     judge_option,
     out,
     store_option,
+    with_judge_limits,
 )
 from clineval.cli.gating import GateOptions, apply_gates, expected_metrics, gate_options, warn_if_incomplete
 from clineval.errors import ConfigError
@@ -187,6 +189,7 @@ def cli() -> None:
     help="Attempts per agent call; only rate limits, timeouts and server errors are retried.",
 )
 @click.option("--judge-concurrency", type=click.IntRange(1, 1024), help="Judge calls at once.")
+@judge_limit_options
 @click.option("--no-cache", is_flag=True, help="Do not read or write the judge cache.")
 @click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
 @click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
@@ -224,6 +227,8 @@ def run(
     agent_timeout: float | None,
     agent_attempts: int | None,
     judge_concurrency: int | None,
+    judge_rpm: float | None,
+    judge_tpm: float | None,
     no_cache: bool,
     group_by: str | None,
     show_cases: bool,
@@ -284,6 +289,10 @@ def run(
                 "cannot change them (to score a stored run with other metrics use 'clineval score')"
             )
         gates.check_before_run(store_path, resume=resume)
+        if judge_rpm is not None or judge_tpm is not None:
+            judge_config = with_judge_limits(
+                judge_config or _stored_judge(resume, store_path), judge_rpm, judge_tpm
+            )
         if _is_suite_run(resume, store_path):
             outcome = resume_suite_run(
                 resume, store_path=store_path, judge=judge_config, quiet=quiet, retry_errors=retry_errors
@@ -382,6 +391,7 @@ def run(
         config.agent = config.agent.model_copy(update=agent_settings)
     if judge_concurrency:
         config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})
+    config.judge = with_judge_limits(config.judge, judge_rpm, judge_tpm)
     # Validate the assembled configuration once more (options bypass field validation).
     try:
         config = RunConfig.model_validate(config.model_dump())
@@ -393,6 +403,27 @@ def run(
     result = api.evaluate(config=config, progress=progress)
     _show(result, config.group_by, show_cases)
     apply_gates(result, gates)
+
+
+def _stored_judge(run_ref: str, store_path: str) -> JudgeConfig:
+    """The judge settings a stored run used (to change only its limits on resume)."""
+    from pydantic import ValidationError
+
+    from clineval.config import RunConfig
+    from clineval.judges.config import JudgeConfig
+    from clineval.store.sqlite import RunStore
+
+    _require_store(store_path)
+    with RunStore(store_path, readonly=True) as store:
+        record = store.get_run(run_ref)
+    judge = record.config.get("judge")
+    if not isinstance(judge, dict):
+        return JudgeConfig()
+    stored = {"judge": judge, "from_environment": record.config.get("from_environment") or []}
+    try:
+        return RunConfig.from_stored(stored, record.id).judge
+    except ValidationError as exc:
+        raise ConfigError(f"run {record.id}: its stored judge settings cannot be read: {exc}") from None
 
 
 def _resume_environment_run(
@@ -458,6 +489,7 @@ def _absolute_spec(spec: MetricSpec) -> MetricSpec:
 @metric_option(required=True)
 @click.option("--judge", "-j", help="Judge for judge-based metrics.")
 @click.option("--judge-concurrency", type=click.IntRange(1, 1024))
+@judge_limit_options
 @click.option("--name", help="A name for the new run.")
 @click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
 @click.option("--no-cache", is_flag=True)
@@ -470,6 +502,8 @@ def score(
     metric_opts: tuple[str, ...],
     judge: str | None,
     judge_concurrency: int | None,
+    judge_rpm: float | None,
+    judge_tpm: float | None,
     name: str | None,
     tags: tuple[str, ...],
     no_cache: bool,
@@ -480,12 +514,16 @@ def score(
     """Score a stored run's outputs with other metrics (a new run; the agent is not called)."""
     from clineval import api
     from clineval.config import DEFAULT_CACHE
+    from clineval.judges.config import JudgeConfig
 
     specs = [_absolute_spec(spec) for spec in _split_metrics(metric_opts)]
+    judge_config = judge_option(judge)
+    if judge_rpm is not None or judge_tpm is not None:
+        judge_config = with_judge_limits(judge_config or JudgeConfig(), judge_rpm, judge_tpm)
     result = api.rescore(
         run_ref,
         specs,
-        judge=judge_option(judge),
+        judge=judge_config,
         store=store_path,
         cache=None if no_cache else DEFAULT_CACHE,
         name=name,

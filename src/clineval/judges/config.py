@@ -64,6 +64,14 @@ class JudgeConfig(BaseModel):
     """The longest wait a server may ask for with ``Retry-After``; a longer one fails the
     request at once (unscored, with the reason) instead of stalling the run."""
     concurrency: int = Field(default=8, ge=1, le=1024)
+    """Judge requests in flight at most (the adaptive limiter halves it on HTTP 429 and
+    climbs back). 8 keeps a first run under a tier-1 hosted limit of 500 requests a minute
+    at any judge latency from about 1 s (8 x 60 / 1 s = 480); see docs/judges.md."""
+    rpm: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Requests per minute at most (``--judge-rpm``), retries included; unset: no limit."""
+    tpm: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Tokens per minute at most (``--judge-tpm``), counted from the usage the responses
+    report; unset: no limit. See :mod:`clineval.judges.budget` for how both count."""
     response_format: ResponseMode = "json_schema"
     reask: bool = True
     script: str | None = None
@@ -235,6 +243,10 @@ def build_judge(
             policy=policy,
             concurrency=config.concurrency,
         )
+    if config.rpm is not None or config.tpm is not None:
+        from clineval.judges.budget import RateBudget
+
+        backend.budget = RateBudget(config.rpm, config.tpm)
     cache = JudgeCache(cache_path) if (config.cache and cache_path is not None) else None
     return StructuredJudge(
         backend,
