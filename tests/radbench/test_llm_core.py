@@ -601,7 +601,8 @@ async def test_multi_agent_episode(llm_server: ScriptedServer) -> None:
             ]
         }
     )
-    core = _core(llm_server, mode="multi", self_reflection=True, few_shot=True)
+    # max_revisions=0: the reflection prompts without the verifier (tests/radbench/test_strategies.py)
+    core = _core(llm_server, mode="multi", self_reflection=True, few_shot=True, max_revisions=0)
     _plan, actions, answer = await _run_episode(core)
     assert [a.tool for a in actions if isinstance(a, Call)] == ["TOOL1", "TOOL2", "TOOL3"]
     assert answer == ANSWER

@@ -40,6 +40,7 @@ Deviations from the public harness (research note 1.6), each a fix or a stated c
 from __future__ import annotations
 
 from clineval.environments.radbench.model import (
+    BuildFrom,
     Call,
     Core,
     Episode,
@@ -103,10 +104,13 @@ async def run_episode(
     *,
     step_limit: int = 20,
     auto_build: bool = False,
+    build_from: BuildFrom = "fields",
 ) -> Episode:
     """Run one episode to its end and return its full trace."""
     spec = task(qa.task)
-    env = ToolEnvironment(record, tool_set, step_limit=step_limit, auto_build=auto_build)
+    env = ToolEnvironment(
+        record, tool_set, step_limit=step_limit, auto_build=auto_build, build_from=build_from
+    )
     plan: Plan | None = None
     error: str | None = None
     finished: Finish
@@ -153,6 +157,7 @@ async def run_episode(
         memory=dict(env.memory),
         scores=dict(env.scores),
         prompt_versions=dict(getattr(core, "prompt_versions", None) or {}),
+        revisions=list(getattr(core, "revisions", None) or []),
     )
 
 

@@ -121,6 +121,9 @@ class QAPair(BaseModel):
 ReportType = Literal["basic", "text", "mask", "text_mask"]
 LabelField = Literal["organ", "anomaly", "disease", "organ_dim", "anomaly_dim", "indicator"]
 BiomarkerKind = Literal["organ", "anomaly"]
+BuildFrom = Literal["fields", "request"]
+"""What automated tool building reads: the NoCall's structured fields, or its
+natural-language ``<Request>``."""
 
 
 class ToolCard(BaseModel):
@@ -230,6 +233,8 @@ class NoCall(BaseModel):
     modality: str = "Universal"
     ability: GapKind | None = None
     ability_text: str = ""
+    request: str = ""
+    """A natural-language request to build the missing tool (``<Request>``), if written."""
     raw: str | None = None
 
 
@@ -282,10 +287,28 @@ class StepRecord(BaseModel):
     nocall: NoCall | None = None
     built_tool: str | None = None
     """The tool automated tool building added after this NoCall, if any."""
+    build_problem: str | None = None
+    """With automated tool building: why this NoCall built no tool (its fields or its
+    request do not state the gap)."""
     card: dict[str, Any] | None = None
     """The called tool's card as the core saw it (name, category, ability, property, inputs,
     outputs, performance); None for an unknown tool and in episodes stored before it was kept."""
     reply: str | None = None
+
+
+class Revision(BaseModel):
+    """A drafted reply the self-reflection verifier rejected before it was accepted
+    (:mod:`clineval.environments.radbench.cores.verifier`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage: Literal["plan", "step"]
+    step: int | None = None
+    """The index of the step the draft was for (None for the plan)."""
+    problems: list[str]
+    reply: str
+    revised: bool = True
+    """False when the revisions were used up and the draft went on as it was."""
 
 
 class Episode(BaseModel):
@@ -313,6 +336,8 @@ class Episode(BaseModel):
     memory: dict[str, str] = Field(default_factory=dict)
     scores: dict[str, float] = Field(default_factory=dict)
     prompt_versions: dict[str, str] = Field(default_factory=dict)
+    revisions: list[Revision] = Field(default_factory=list)
+    """Drafts the core's self-reflection verifier rejected (LLM core with self-reflection)."""
 
 
 class Privileged(BaseModel):

@@ -42,6 +42,7 @@ from clineval.environments.radbench.vocab import (
 __all__ = [
     "category_of",
     "gap_kind_of",
+    "json_objects",
     "parse_action",
     "parse_inputs",
     "parse_plan",
@@ -289,6 +290,12 @@ def _json_objects(reply: str) -> list[dict[str, Any]]:
     return found
 
 
+def json_objects(reply: str) -> list[dict[str, Any]]:
+    """The JSON (or Python-literal) objects in a reply: fenced blocks first, then the
+    outermost braces."""
+    return _json_objects(reply)
+
+
 def _key(name: object) -> str:
     return re.sub(r"[^a-z]", "", str(name).lower())
 
@@ -488,6 +495,7 @@ def _parse_nocall(reply: str, body: str) -> NoCall:
         modality=_modality(modality) if modality else "Universal",
         ability=gap_kind_of(ability_text),
         ability_text=ability_text,
+        request=_field(body, "Request") or "",
         raw=reply,
     )
 

@@ -6,7 +6,11 @@ The workflow has three stages: decompose the question into a chain of tool categ
 then answer. A *single* agent does everything in one conversation; the *multi* form
 splits it over a planner, an executor and a concluder, each with its own system prompt.
 Self-reflection (check inputs, scope and labels before each call) and few-shot examples
-are optional sections added to the system prompts.
+are optional sections added to the system prompts; with self-reflection an automated
+verifier checks each reply before it is accepted and asks for a revision
+(:data:`VERIFIER`). :data:`BUILD_REQUEST` asks the core to write a natural-language
+request for a missing tool, and prompt back-propagation adds learned guidance
+(:data:`BACKPROP` is the optimiser's prompt that writes it).
 
 Every prompt is a :class:`Prompt` with a version; :func:`prompt_versions` names the ones a
 configuration uses, and the episode records them, so results say which wording made them.
@@ -35,11 +39,14 @@ from clineval.environments.radbench.vocab import (
 Mode = Literal["single", "multi"]
 
 __all__ = [
+    "BACKPROP",
+    "BUILD_REQUEST",
     "CATEGORY_GLOSSES",
     "CONCLUDER",
     "EXECUTOR",
     "FEW_SHOT_ACT",
     "FEW_SHOT_PLAN",
+    "GUIDANCE_HEADER",
     "PLANNER",
     "PROMPTS",
     "REFLECTION_ACT",
@@ -48,6 +55,7 @@ __all__ = [
     "TOOL_CARD",
     "TURNS",
     "VARIABLE_GLOSSES",
+    "VERIFIER",
     "Mode",
     "Prompt",
     "case_briefing",
@@ -63,6 +71,7 @@ __all__ = [
     "render_step_result",
     "render_tool_card",
     "render_tool_cards",
+    "revision_request",
     "stage_two_header",
     "step_request",
     "system_prompt",
@@ -372,6 +381,62 @@ Then write the one action block.""",
 )
 
 
+VERIFIER = Prompt(
+    name="self_reflection.verifier",
+    version="1",
+    text="""\
+The automated check of your reply found problems, so it was not carried out:
+{problems}
+Reflect again on this step and send a corrected reply in the same format.""",
+)
+"""The revision request of the self-reflection verifier (:mod:`.cores.verifier`)."""
+
+BACKPROP = Prompt(
+    name="backprop",
+    version="1",
+    text="""\
+# Improving a radiology agent's instructions
+
+You improve the instructions of a radiology agent. The agent answers clinical questions
+about a patient's radiology image by planning a chain of tool categories, calling one
+simulated tool per step with inputs from a memory bank, and declining with <NoCall> when
+no available tool can do a step the question needs. You get the guidance the agent was
+given on top of its instructions (possibly none) and episodes it failed, each with the
+correct chain of tool categories, whether the task could be solved with the tools given,
+and what went wrong.
+
+Write revised guidance: short numbered rules the agent will read before every episode,
+which would have prevented these failures and do not break what already works.
+- Keep rules general. Never name a patient, a disease, a finding, a value or a tool
+  number (TOOL7): the episodes to come have other patients and other tools.
+- Keep the rules of the current guidance that still hold; merge, reword or drop the rest.
+- At most 12 rules, each one or two sentences.
+
+Reply with the guidance only, inside <Guidance> and </Guidance>.""",
+)
+"""The optimiser's prompt of prompt back-propagation (:mod:`.cores.backprop`)."""
+
+GUIDANCE_HEADER = "## Lessons from earlier episodes\n\n"
+"""The heading of learned back-propagation guidance in the core's system prompt."""
+
+BUILD_REQUEST = Prompt(
+    name="build_request",
+    version="1",
+    text="""\
+## Asking for a missing tool to be built
+
+Missing tools can be built for you. When you decline with <NoCall>, add inside the block a
+<Request> that asks for the tool in plain words, for example:
+<Request>I need an Organ Segmentor for Head and Neck X-ray images that can outline the
+organs of the head and neck.</Request>
+Name the tool category, the body region and the modality the tool must cover (or say it
+must work on any region or modality), and what it must be able to output. If the tool
+exists but lacks a capability, say which (for example, that it must recognise every
+disease, not only the ones on its list). If the tool is built, it appears among the
+available tools and you go on with it.""",
+)
+
+
 def _few_shot_plan() -> str:
     return """\
 ## Examples of plans
@@ -470,19 +535,42 @@ PROMPTS: dict[str, Prompt] = {
         FEW_SHOT_PLAN,
         FEW_SHOT_ACT,
         TOOL_CARD,
+        VERIFIER,
+        BUILD_REQUEST,
+        BACKPROP,
     )
 }
 
 
-def prompt_versions(mode: Mode, *, self_reflection: bool, few_shot: bool) -> dict[str, str]:
-    """``{"radbench.<prompt>": version}`` for every prompt a configuration sends."""
+def prompt_versions(
+    mode: Mode,
+    *,
+    self_reflection: bool,
+    few_shot: bool,
+    verifier: bool = False,
+    build_request: bool = False,
+    guidance: str | None = None,
+) -> dict[str, str]:
+    """``{"radbench.<prompt>": version}`` for every prompt a configuration sends.
+
+    ``guidance`` is the version of learned prompt back-propagation guidance, if the core
+    uses some (:mod:`clineval.environments.radbench.cores.backprop`); the prompt that
+    wrote it is recorded with it."""
     names = ["system"] if mode == "single" else ["planner", "executor", "concluder"]
     names += ["turns", "tool_card"]
     if self_reflection:
         names += ["self_reflection.plan", "self_reflection.act"]
+        if verifier:
+            names.append("self_reflection.verifier")
     if few_shot:
         names += ["few_shot.plan", "few_shot.act"]
-    return {f"radbench.{name}": PROMPTS[name].version for name in names}
+    if build_request:
+        names.append("build_request")
+    versions = {f"radbench.{name}": PROMPTS[name].version for name in names}
+    if guidance is not None:
+        versions["radbench.backprop.guidance"] = guidance
+        versions["radbench.backprop"] = BACKPROP.version
+    return versions
 
 
 # --------------------------------------------------------------------------- system prompts
@@ -492,34 +580,61 @@ def _with_sections(base: str, sections: Iterable[str]) -> str:
     return "\n\n".join([base, *sections])
 
 
-def system_prompt(*, self_reflection: bool = False, few_shot: bool = False) -> str:
-    """The system prompt of the single agent."""
+def _guidance_section(guidance: str | None) -> list[str]:
+    return [GUIDANCE_HEADER + guidance.strip()] if guidance and guidance.strip() else []
+
+
+def system_prompt(
+    *,
+    self_reflection: bool = False,
+    few_shot: bool = False,
+    build_request: bool = False,
+    guidance: str | None = None,
+) -> str:
+    """The system prompt of the single agent (``guidance``: learned back-propagation text)."""
     sections = []
     if self_reflection:
         sections += [REFLECTION_PLAN.text, REFLECTION_ACT.text]
     if few_shot:
         sections += [FEW_SHOT_PLAN.text, _few_shot_act(self_reflection)]
-    return _with_sections(SYSTEM.text, sections)
+    if build_request:
+        sections.append(BUILD_REQUEST.text)
+    return _with_sections(SYSTEM.text, sections + _guidance_section(guidance))
 
 
-def planner_system(*, self_reflection: bool = False, few_shot: bool = False) -> str:
+def planner_system(
+    *, self_reflection: bool = False, few_shot: bool = False, guidance: str | None = None
+) -> str:
     """The planner's system prompt (multi-agent form)."""
     sections = []
     if self_reflection:
         sections.append(REFLECTION_PLAN.text)
     if few_shot:
         sections.append(FEW_SHOT_PLAN.text)
-    return _with_sections(PLANNER.text, sections)
+    return _with_sections(PLANNER.text, sections + _guidance_section(guidance))
 
 
-def executor_system(*, self_reflection: bool = False, few_shot: bool = False) -> str:
+def executor_system(
+    *,
+    self_reflection: bool = False,
+    few_shot: bool = False,
+    build_request: bool = False,
+    guidance: str | None = None,
+) -> str:
     """The executor's system prompt (multi-agent form)."""
     sections = []
     if self_reflection:
         sections.append(REFLECTION_ACT.text)
     if few_shot:
         sections.append(_few_shot_act(self_reflection))
-    return _with_sections(EXECUTOR.text, sections)
+    if build_request:
+        sections.append(BUILD_REQUEST.text)
+    return _with_sections(EXECUTOR.text, sections + _guidance_section(guidance))
+
+
+def revision_request(problems: Sequence[str]) -> str:
+    """The verifier's message when a drafted reply fails its check."""
+    return VERIFIER.text.format(problems="\n".join(f"- {p}" for p in problems))
 
 
 def concluder_system() -> str:

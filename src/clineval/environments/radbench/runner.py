@@ -20,19 +20,22 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from clineval.config import RunConfig
 from clineval.datasets import Dataset
-from clineval.environments.radbench.model import Core, Episode, QAPair, Record
+from clineval.environments.radbench.model import BuildFrom, Core, Episode, QAPair, Record
 from clineval.environments.radbench.vocab import CONDITIONS, TASKS, Condition, task
 from clineval.errors import ConfigError
 from clineval.interrupts import run_sync
 from clineval.metrics.base import BaseMetric, ScoreContext
 from clineval.model import Case, Score, ToolCall
 from clineval.results.result import EvalResult
+
+if TYPE_CHECKING:
+    from clineval.environments.radbench.cores.llm import LLMCoreConfig
 
 CoreName = Literal["oracle", "greedy", "random", "llm"]
 ENVIRONMENT = "radbench"
@@ -59,6 +62,9 @@ class BenchSettings(BaseModel):
     seed: int = 0
     step_limit: int = Field(default=20, ge=1, le=500)
     auto_build: bool = False
+    build_from: BuildFrom = "fields"
+    """What automated tool building reads: the NoCall's fields, or its natural-language
+    ``<Request>`` (then the LLM core is asked to write one)."""
     prompt_versions: dict[str, str] = Field(default_factory=dict)
     """The versions of the prompts an LLM core sends (filled when the run starts)."""
 
@@ -163,13 +169,9 @@ class Bench:
             return GreedyCore()
         if name == "random":
             return RandomCore(seed=seed)
-        from clineval.environments.radbench.cores.llm import LLMCore, LLMCoreConfig
+        from clineval.environments.radbench.cores.llm import LLMCore
 
-        try:
-            config = LLMCoreConfig.model_validate(self.settings.llm or {})
-        except ValidationError as exc:
-            raise ConfigError(f"LLM core settings: {exc}") from None
-        return LLMCore(config)
+        return LLMCore(llm_config(self.settings))
 
     async def episode(self, case: Case) -> Episode:
         from clineval.environments.radbench.conditions import build_tool_set
@@ -188,6 +190,7 @@ class Bench:
             tool_set,
             step_limit=self.settings.step_limit,
             auto_build=self.settings.auto_build,
+            build_from=self.settings.build_from,
         )
         if episode.prompt_versions:
             self.prompt_versions.update(episode.prompt_versions)
@@ -238,19 +241,25 @@ class RadbenchMetric(BaseMetric):
         return Score(value=completion, sub_scores=subs, label=label, details={"finished": episode.finished})
 
 
+def llm_config(settings: BenchSettings) -> LLMCoreConfig:
+    """The LLM core's configuration: its settings, asked for build requests when automated
+    tool building reads them."""
+    from clineval.environments.radbench.cores.llm import LLMCoreConfig
+
+    data = dict(settings.llm or {})
+    if settings.auto_build and settings.build_from == "request":
+        data.setdefault("build_request", True)
+    try:
+        return LLMCoreConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"LLM core settings: {exc}") from None
+
+
 def with_prompt_versions(settings: BenchSettings) -> BenchSettings:
     """The settings with the prompt versions of their core (none for the reference cores)."""
     if settings.core != "llm":
         return settings
-    from clineval.environments.radbench.cores.llm import LLMCoreConfig
-    from clineval.environments.radbench.prompts import prompt_versions
-
-    try:
-        config = LLMCoreConfig.model_validate(settings.llm or {})
-    except ValidationError as exc:
-        raise ConfigError(f"LLM core settings: {exc}") from None
-    versions = prompt_versions(config.mode, self_reflection=config.self_reflection, few_shot=config.few_shot)
-    return settings.model_copy(update={"prompt_versions": versions})
+    return settings.model_copy(update={"prompt_versions": llm_config(settings).prompt_versions()})
 
 
 def run_config(settings: BenchSettings, *, name: str | None, tags: dict[str, str], store: str) -> RunConfig:
@@ -364,10 +373,12 @@ def settings_from_options(
     auto_build: bool,
     llm: dict[str, Any] | None,
     records_per_pair: int | None = None,
+    build_from: str = "fields",
 ) -> BenchSettings:
     """Command-line options as settings; a clear error for a bad value."""
     data: dict[str, Any] = {
         "core": core,
+        "build_from": build_from,
         "n_records": n_records,
         "records_per_pair": records_per_pair,
         "records_file": records_file,

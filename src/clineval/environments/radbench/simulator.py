@@ -44,15 +44,22 @@ Deviations from the public code, each a fix or a documented choice:
   ``CategoryMissing`` (of the needed biomarker kind), the specific variant for the
   record's pair for ``SpecificToolMissing`` and, for ``InsufficientCapability``, an
   unrestricted tool (specific for segmentor, detector and diagnoser). The gap is built
-  once; later NoCalls build nothing.
+  once; later NoCalls build nothing. With ``build_from="request"`` the NoCall's
+  natural-language ``<Request>`` is read instead of its fields, as RadA-BenchPlat's agent
+  writes a tool-building request (:mod:`clineval.environments.radbench.build_request`
+  says what it must state). Either way, ``StepRecord.build_problem`` says why a NoCall
+  built nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
+from clineval.environments.radbench.build_request import parse_build_request, request_problem
 from clineval.environments.radbench.model import (
     BiomarkerKind,
+    BuildFrom,
     Call,
     ErrorKind,
     Gap,
@@ -77,7 +84,7 @@ from clineval.environments.radbench.tools import (
 )
 from clineval.environments.radbench.vocab import INITIAL_VARIABLES, VARIABLES, Category
 
-__all__ = ["ToolEnvironment", "build_for_gap", "matches_gap", "normalize_variable"]
+__all__ = ["ToolEnvironment", "build_for_gap", "check_call", "matches_gap", "normalize_variable"]
 
 C = Category
 _Action = Literal["call", "endcall", "nocall", "malformed"]
@@ -128,10 +135,51 @@ def build_for_gap(gap: Gap, record: Record, name: str) -> ToolCard:
     return card.model_copy(update={"built": True})
 
 
+def check_call(
+    card: ToolCard, inputs: Sequence[str], memory: Mapping[str, str]
+) -> tuple[ErrorKind, str] | None:
+    """The first rule a call of ``card`` with ``inputs`` (normalised names) breaks against
+    the memory bank, as (error kind, message), or None (rules 2-5 of the module docs).
+
+    The simulator runs it on every call; the LLM core's self-reflection verifier runs it on
+    a drafted call before the call is sent (it sees the same cards and memory bank)."""
+    scope: tuple[tuple[str | None, str, ErrorKind], ...] = (
+        (card.anatomy, "$Anatomy$", "anatomy_mismatch"),
+        (card.modality, "$Modality$", "modality_mismatch"),
+    )
+    for field, variable, kind in scope:
+        if field is None:
+            continue
+        known = memory.get(variable)
+        if known is None:
+            return kind, f"{card.name} only works on {field}; {variable} is not known yet"
+        if not same_label(known, field):
+            return kind, f"{card.name} only works on {field}, not {known}"
+    for variable in card.compulsory:
+        if variable not in inputs:
+            return "missing_input", f"{card.name} needs {variable} as input"
+    for variable in card.compulsory:
+        if variable not in memory:
+            return "unavailable_input", f"{variable} is not in the memory bank"
+    accepted = set(card.compulsory) | set(card.optional)
+    for variable in inputs:
+        if variable not in accepted:
+            return "invalid_input", f"{card.name} does not take {variable} as input"
+    return None
+
+
 class ToolEnvironment:
     """One episode's tools, memory bank and score bank."""
 
-    def __init__(self, record: Record, tool_set: ToolSet, *, step_limit: int = 20, auto_build: bool = False):
+    def __init__(
+        self,
+        record: Record,
+        tool_set: ToolSet,
+        *,
+        step_limit: int = 20,
+        auto_build: bool = False,
+        build_from: BuildFrom = "fields",
+    ):
         if step_limit < 1:
             raise ValueError("step_limit must be at least 1")
         self.record = record
@@ -139,6 +187,7 @@ class ToolEnvironment:
         self.gap = tool_set.gap
         self.step_limit = step_limit
         self.auto_build = auto_build
+        self.build_from: BuildFrom = build_from
         self.memory: dict[str, str] = {v: record.value_of(v) for v in INITIAL_VARIABLES}
         self.scores: dict[str, float] = dict.fromkeys(INITIAL_VARIABLES, 1.0)
         self.steps: list[StepRecord] = []
@@ -181,7 +230,7 @@ class ToolEnvironment:
         step.card = describe(card)
         step.category = card.category
         step.rank, step.n_suitable = rank_of(card, self.tools, self.record)
-        problem = self._check(card, inputs)
+        problem = check_call(card, inputs, self.memory)
         if problem is not None:
             return _fail(step, *problem)
         step.score = self._score(card, inputs)
@@ -191,32 +240,6 @@ class ToolEnvironment:
             self.scores[variable] = step.score
         step.ok = True
         return step
-
-    def _check(self, card: ToolCard, inputs: list[str]) -> tuple[ErrorKind, str] | None:
-        """The first rule the call breaks, as (error kind, message), or None."""
-        scope: tuple[tuple[str | None, str, ErrorKind], ...] = (
-            (card.anatomy, "$Anatomy$", "anatomy_mismatch"),
-            (card.modality, "$Modality$", "modality_mismatch"),
-        )
-        for field, variable, kind in scope:
-            if field is None:
-                continue
-            known = self.memory.get(variable)
-            if known is None:
-                return kind, f"{card.name} only works on {field}; {variable} is not known yet"
-            if not same_label(known, field):
-                return kind, f"{card.name} only works on {field}, not {known}"
-        for variable in card.compulsory:
-            if variable not in inputs:
-                return "missing_input", f"{card.name} needs {variable} as input"
-        for variable in card.compulsory:
-            if variable not in self.memory:
-                return "unavailable_input", f"{variable} is not in the memory bank"
-        accepted = set(card.compulsory) | set(card.optional)
-        for variable in inputs:
-            if variable not in accepted:
-                return "invalid_input", f"{card.name} does not take {variable} as input"
-        return None
 
     def _score(self, card: ToolCard, inputs: list[str]) -> float:
         score = card.lower * min(self.scores[v] for v in card.compulsory)
@@ -250,12 +273,10 @@ class ToolEnvironment:
             reply=nocall.raw,
         )
         self.steps.append(step)
-        if (
-            self.auto_build
-            and self.gap is not None
-            and not self.built
-            and matches_gap(nocall, self.gap, self.record)
-        ):
+        if not self.auto_build or self.gap is None or self.built:
+            return step
+        step.build_problem = self._build_problem(nocall, self.gap)
+        if step.build_problem is None:
             number = (
                 max((tool_number(t.name) for t in self.tools if tool_number(t.name) < 10**9), default=0) + 1
             )
@@ -264,6 +285,16 @@ class ToolEnvironment:
             self.built.append(card.name)
             step.built_tool = card.name
         return step
+
+    def _build_problem(self, nocall: NoCall, gap: Gap) -> str | None:
+        """Why this NoCall does not specify the missing tool (None: build it)."""
+        if self.build_from == "request":
+            if not nocall.request.strip():
+                return "the <NoCall> has no <Request> to build a tool from"
+            return request_problem(parse_build_request(nocall.request), gap, self.record)
+        if matches_gap(nocall, gap, self.record):
+            return None
+        return "the <NoCall>'s category, ability, anatomy and modality do not state the gap"
 
     def malformed(self, reply: Malformed) -> StepRecord:
         """Record a reply the harness could not read (an I/O error)."""

@@ -15,7 +15,13 @@ Two forms (``mode``):
     the question, the plan, the steps taken and the final memory bank, and answers.
 
 ``self_reflection`` and ``few_shot`` add the optional prompt sections of
-:mod:`clineval.environments.radbench.prompts`.
+:mod:`clineval.environments.radbench.prompts`. With ``self_reflection`` an automated
+verifier (:mod:`.verifier`) checks each drafted plan and step before it is accepted and
+asks for a corrected reply, at most ``max_revisions`` times (0: the reflection prompts
+only, no verifier); rejected drafts are kept in :attr:`LLMCore.revisions`.
+``build_request`` asks the core to add a natural-language ``<Request>`` for a missing tool
+to its NoCall (automated tool building from the request). ``guidance`` is learned prompt
+back-propagation guidance (:mod:`.backprop`), added to the system prompts.
 
 Replies are read by :mod:`clineval.environments.radbench.parsing`: an unreadable reply
 comes back as :class:`~clineval.environments.radbench.model.Malformed` (the episode
@@ -30,12 +36,23 @@ A core instance runs one episode (the benchmark runner makes one per episode); c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from clineval.environments.radbench import prompts as P
-from clineval.environments.radbench.model import Call, EpisodeView, Malformed, NoCall, Plan, ToolCard
+from clineval.environments.radbench.cores.backprop import Guidance
+from clineval.environments.radbench.cores.verifier import verify_action, verify_plan
+from clineval.environments.radbench.model import (
+    Call,
+    EpisodeView,
+    Malformed,
+    NoCall,
+    Plan,
+    Revision,
+    ToolCard,
+)
 from clineval.environments.radbench.parsing import parse_action, parse_plan
 from clineval.errors import ConfigError
 from clineval.judges.base import JudgeError, Usage
@@ -70,8 +87,16 @@ class LLMCoreConfig(BaseModel):
     """Sampling temperature; None keeps the endpoint's (0 by default)."""
     max_tokens: int | None = Field(default=None, gt=0)
     """Reply length cap; None keeps the endpoint's (none by default)."""
+    max_revisions: int = Field(default=2, ge=0, le=5)
+    """With ``self_reflection``: how often the verifier may send a reply back for revision
+    (0: no verifier)."""
+    build_request: bool = False
+    """Ask for a natural-language ``<Request>`` in a NoCall (automated tool building)."""
+    guidance: Guidance | None = None
+    """Learned prompt back-propagation guidance (text and version) added to the prompts."""
     name: str | None = None
-    """The core's name in episodes; default ``llm:<endpoint>:<mode>[+reflection][+few-shot]``."""
+    """The core's name in episodes; default
+    ``llm:<endpoint>:<mode>[+reflection][+few-shot][+backprop]``."""
 
     @field_validator("endpoint")
     @classmethod
@@ -84,9 +109,26 @@ class LLMCoreConfig(BaseModel):
         return value
 
     @property
+    def verifier(self) -> bool:
+        """Whether the self-reflection verifier checks replies."""
+        return self.self_reflection and self.max_revisions > 0
+
+    @property
     def label(self) -> str:
         flags = ("+reflection" if self.self_reflection else "") + ("+few-shot" if self.few_shot else "")
+        flags += "+backprop" if self.guidance is not None else ""
         return self.name or f"llm:{self.endpoint.label}:{self.mode}{flags}"
+
+    def prompt_versions(self) -> dict[str, str]:
+        """The versions of every prompt this configuration sends (recorded with the run)."""
+        return P.prompt_versions(
+            self.mode,
+            self_reflection=self.self_reflection,
+            few_shot=self.few_shot,
+            verifier=self.verifier,
+            build_request=self.build_request,
+            guidance=self.guidance.version if self.guidance is not None else None,
+        )
 
 
 def _backend_for(config: LLMCoreConfig) -> ChatBackend:
@@ -113,9 +155,8 @@ class LLMCore:
     def __init__(self, config: LLMCoreConfig, *, backend: ChatBackend | None = None):
         self.config = config
         self.name: str = config.label
-        self.prompt_versions: dict[str, str] = P.prompt_versions(
-            config.mode, self_reflection=config.self_reflection, few_shot=config.few_shot
-        )
+        self.prompt_versions: dict[str, str] = config.prompt_versions()
+        self.revisions: list[Revision] = []
         self.usage = Usage()
         self.usage_by_role: dict[str, Usage] = {}
         self.transcripts: dict[str, list[dict[str, str]]] = {}
@@ -126,6 +167,7 @@ class LLMCore:
 
     def _reset(self) -> None:
         self.transcripts = {}
+        self.revisions = []
         self._plan: Plan | None = None
         self._plan_problem: str | None = None
         self._reported = 0
@@ -139,6 +181,9 @@ class LLMCore:
             "mode": self.config.mode,
             "self_reflection": self.config.self_reflection,
             "few_shot": self.config.few_shot,
+            "max_revisions": self.config.max_revisions if self.config.self_reflection else None,
+            "build_request": self.config.build_request,
+            "guidance": self.config.guidance.version if self.config.guidance is not None else None,
             "max_tokens": self._max_tokens,
             "endpoint": self._backend.identity(),
             "prompt_versions": dict(self.prompt_versions),
@@ -189,22 +234,50 @@ class LLMCore:
         self._reported = len(view.steps)
         return results
 
+    @property
+    def _guidance(self) -> str | None:
+        return self.config.guidance.text if self.config.guidance is not None else None
+
     def _start_single(self, view: EpisodeView) -> None:
         self.transcripts["agent"] = [
             {
                 "role": "system",
                 "content": P.system_prompt(
-                    self_reflection=self.config.self_reflection, few_shot=self.config.few_shot
+                    self_reflection=self.config.self_reflection,
+                    few_shot=self.config.few_shot,
+                    build_request=self.config.build_request,
+                    guidance=self._guidance,
                 ),
             }
         ]
 
-    def _record_plan(self, text: str) -> Plan | Malformed:
-        result = parse_plan(text)
-        if isinstance(result, Plan):
-            self._plan, self._plan_problem = result, None
-        else:
-            self._plan, self._plan_problem = None, result.reason
+    async def _verified(
+        self,
+        role: Role,
+        reply: str,
+        read: Callable[[str], Any],
+        check: Callable[[str, Any], list[str]],
+        *,
+        step: int | None,
+    ) -> Any:
+        """Read a reply; with the verifier, send it back until it passes or revisions run out."""
+        result = read(reply)
+        if not self.config.verifier:
+            return result
+        stage: Literal["plan", "step"] = "plan" if step is None else "step"
+        for attempt in range(self.config.max_revisions + 1):
+            problems = check(reply, result)
+            if not problems:
+                return result
+            last = attempt == self.config.max_revisions
+            self.revisions.append(
+                Revision(stage=stage, step=step, problems=problems, reply=reply, revised=not last)
+            )
+            if last:
+                break
+            self._say(role, P.revision_request(problems))
+            reply = await self._ask(role)
+            result = read(reply)
         return result
 
     # ------------------------------------------------------------------ Core protocol
@@ -212,15 +285,29 @@ class LLMCore:
     async def plan(self, view: EpisodeView) -> Plan | Malformed:
         """Stage 1: the plan (a new episode starts here)."""
         self._reset()
+        role: Role
         if self.config.mode == "single":
+            role = "agent"
             self._start_single(view)
-            self._say("agent", P.plan_request(view.question, view.information, view.tools))
+            self._say(role, P.plan_request(view.question, view.information, view.tools))
             self._shown_tools.update(t.name for t in view.tools)
-            return self._record_plan(await self._ask("agent"))
-        system = P.planner_system(self_reflection=self.config.self_reflection, few_shot=self.config.few_shot)
-        self.transcripts["planner"] = [{"role": "system", "content": system}]
-        self._say("planner", P.plan_request(view.question, view.information))
-        return self._record_plan(await self._ask("planner"))
+        else:
+            role = "planner"
+            system = P.planner_system(
+                self_reflection=self.config.self_reflection,
+                few_shot=self.config.few_shot,
+                guidance=self._guidance,
+            )
+            self.transcripts[role] = [{"role": "system", "content": system}]
+            self._say(role, P.plan_request(view.question, view.information))
+        result: Plan | Malformed = await self._verified(
+            role, await self._ask(role), parse_plan, verify_plan, step=None
+        )
+        if isinstance(result, Plan):
+            self._plan, self._plan_problem = result, None
+        else:
+            self._plan, self._plan_problem = None, result.reason
+        return result
 
     async def act(self, view: EpisodeView) -> Call | NoCall | Malformed:
         """Stage 2: one action for the current memory bank."""
@@ -244,7 +331,10 @@ class LLMCore:
         header: str | None = None
         if "executor" not in self.transcripts:
             system = P.executor_system(
-                self_reflection=self.config.self_reflection, few_shot=self.config.few_shot
+                self_reflection=self.config.self_reflection,
+                few_shot=self.config.few_shot,
+                build_request=self.config.build_request,
+                guidance=self._guidance,
             )
             self.transcripts["executor"] = [{"role": "system", "content": system}]
             header = P.executor_briefing(
@@ -264,7 +354,14 @@ class LLMCore:
                 header=header,
             ),
         )
-        return parse_action(await self._ask(role))
+        result: Call | NoCall | Malformed = await self._verified(
+            role,
+            await self._ask(role),
+            parse_action,
+            lambda reply, action: verify_action(reply, action, view),
+            step=len(view.steps),
+        )
+        return result
 
     async def conclude(self, view: EpisodeView) -> str:
         """Stage 3: the answer to the question, from the final memory bank."""

@@ -106,6 +106,11 @@ def _decline_message(nocall: NoCall) -> str:
     return f"The task cannot be completed with the available tools: {reason}."
 
 
+def _described(title: str, kind: str | None) -> str:
+    """A tool category for a build request: ``anomaly Biomarker Quantifier``."""
+    return f"{kind} {title}" if kind else title
+
+
 def _competes(card: ToolCard, need: NeededStep) -> bool:
     if card.category != need.category:
         return False
@@ -180,6 +185,9 @@ class OracleCore:
                 category_text=title,
                 ability="CategoryMissing",
                 ability_text="CategoryMissing",
+                request=(
+                    f"I need a {_described(title, need.kind)} for {record.anatomy} {record.modality} images."
+                ),
             )
         if not in_scope:
             return NoCall(
@@ -190,6 +198,10 @@ class OracleCore:
                 modality=record.modality,
                 ability="SpecificToolMissing",
                 ability_text="SpecificToolMissing",
+                request=(
+                    f"I need a {_described(title, need.kind)} that works on {record.anatomy} "
+                    f"{record.modality} images."
+                ),
             )
         field = label_field_of(need.category, need.kind)
         needed = true_label(record, field) if field is not None else "the needed result"
@@ -201,6 +213,10 @@ class OracleCore:
             modality=record.modality,
             ability="InsufficientCapability",
             ability_text="InsufficientCapability",
+            request=(
+                f"I need a {_described(title, need.kind)} for {record.anatomy} {record.modality} images "
+                f"that can output {needed}, not only the labels on its list."
+            ),
         )
 
     async def conclude(self, view: EpisodeView) -> str:
