@@ -137,6 +137,7 @@ class RateBudget:
 
     def take(self) -> None:
         """Count one request as started (what :meth:`acquire` does once :meth:`wait_s` is 0)."""
+        self._advance(self._clock())
         if self.rpm is not None:
             self._level -= 1.0
         self.in_flight += 1
