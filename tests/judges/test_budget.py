@@ -278,7 +278,7 @@ def test_judge_config_builds_the_budget_and_refuses_bad_limits() -> None:
     assert isinstance(plain, StructuredJudge) and plain.backend.budget is None  # type: ignore[attr-defined]
     for bad in (0, -3, "fast", float("inf")):
         with pytest.raises(ValidationError, match="rpm"):
-            JudgeConfig(provider="openai", model="m", rpm=bad)  # type: ignore[arg-type]
+            JudgeConfig(provider="openai", model="m", rpm=bad)
 
 
 def test_run_file_limits_reach_the_judge(tmp_path: Path) -> None:
