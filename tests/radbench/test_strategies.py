@@ -620,3 +620,70 @@ async def test_optimise_runs_rounds_and_feeds_the_guidance_back(llm_server: Scri
 
 def test_malformed_is_not_a_plan() -> None:  # the verifier's read of an unreadable plan
     assert isinstance(parse_plan("nothing"), Malformed)
+
+
+# =========================================================================== the command line
+
+
+def test_cli_records_per_pair_and_build_from_request(tmp_path: Path) -> None:
+    from tests.cli.test_cli import clineval
+
+    out = tmp_path / "records.jsonl"
+    made = clineval("radbench", "generate", "--records-per-pair", "2", "-o", str(out), cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert "44 records over 22 anatomy-modality pairs" in made.stderr
+    both = clineval(
+        "radbench", "generate", "--records-per-pair", "2", "-n", "5", "-o", str(out), cwd=tmp_path
+    )
+    assert both.returncode != 0 and "give one of them" in both.stderr and "Traceback" not in both.stderr
+
+    store = str(tmp_path / "runs.db")
+    run = clineval(
+        "radbench", "run", "--records-per-pair", "1", "--condition", "insufficient_2", "--task", "0126",
+        "--auto-build", "--build-from", "request", "--store", store, "-q", cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    from clineval.store.sqlite import RunStore
+
+    with RunStore(store) as runs:
+        stored = runs.get_run("latest")
+        environment = stored.config["environment"]
+        assert (environment["records_per_pair"], environment["build_from"]) == (1, "request")
+        scores = [r for r in runs.load_results(stored.id) if r.metric == "radbench"]
+    # every missing tool built from the oracle's request: all 22 episodes completed
+    assert len(scores) == 22 and all(r.score.value == 1.0 for r in scores)
+    oracle_only = clineval("radbench", "run", "--backprop", str(out), "--store", store, cwd=tmp_path)
+    assert oracle_only.returncode != 0 and "apply to --core llm only" in oracle_only.stderr
+
+
+async def test_cli_backprop_writes_guidance(tmp_path: Path, llm_server: ScriptedServer) -> None:
+    from tests.cli.test_cli import clineval
+
+    nocall = (
+        "<NoCall><Category>Organ Segmentor</Category><Anatomy>Universal</Anatomy>"
+        "<Modality>Universal</Modality><Ability>CategoryMissing</Ability></NoCall>"
+    )
+    llm_server.set_script(
+        {
+            "rules": [
+                {
+                    "pattern": "You improve the instructions",
+                    "content": "<Guidance>1. Decline late.</Guidance>",
+                },
+                {"pattern": "the tool steps are over", "content": "Declined."},
+                {"pattern": "Give the next step", "content": nocall},
+                {"pattern": "reply with the plan only", "content": '{"known": [], "chain": ["AC"]}'},
+            ]
+        }
+    )
+    out = tmp_path / "guidance.yaml"
+    done = clineval(
+        "radbench", "backprop", "--judge", f"openai:core-model@{llm_server.base_url}", "--rounds", "1",
+        "--condition", "baseline", "--task", "012", "-n", "1", "-o", str(out), cwd=tmp_path,
+        env={"OPENAI_API_KEY": "test"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "round 1: 1 episodes, 1 failed" in done.stderr
+    guidance = load_guidance(out)
+    assert guidance.text == "1. Decline late." and guidance.rounds[0].failures == 1
+    assert f"--backprop {out}" in " ".join(done.stdout.split())
