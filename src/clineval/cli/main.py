@@ -317,6 +317,7 @@ def run(
             cache=None if no_cache else api.UNSET,
             executor=run_on.get("executor", api.UNSET),
             ray_address=run_on.get("ray_address", api.UNSET),
+            keep_results=False,  # bounded memory: results stay in the store, the table reads them there
         )
         _show(result, group_by, show_cases)
         apply_gates(result, gates)
@@ -400,7 +401,9 @@ def run(
     if config.data is None:
         raise ConfigError("no dataset: give --data FILE or 'data:' in the run file")
     gates.check_before_run(config.store, metrics=expected_metrics(config))
-    result = api.evaluate(config=config, progress=progress)
+    # bounded memory at any number of cases: the dataset (JSONL) is read line by line, results
+    # stay in the store and the printed table and gates read them from there
+    result = api.evaluate(config=config, progress=progress, keep_results=False)
     _show(result, config.group_by, show_cases)
     apply_gates(result, gates)
 
@@ -605,7 +608,7 @@ def show(
     from clineval.results import render
 
     _require_store(store_path)
-    result = api.load_run(run_ref, store=store_path)
+    result = api.load_run(run_ref, store=store_path, lazy=True)
     if gates.active:
         gates.check_before_run(store_path, resume=result.run.id)
     run_ = result.run
@@ -663,7 +666,7 @@ def export_cmd(run_ref: str, fmt: str, out_path: str | None, store_path: str) ->
     from clineval.results.export import export_run
 
     _require_store(store_path)
-    result = api.load_run(run_ref, store=store_path)
+    result = api.load_run(run_ref, store=store_path, lazy=True)
     ext = "jsonl" if fmt == "jsonl" else "csv"
     target = out_path or f"{result.run.id}.{ext}"
     try:
