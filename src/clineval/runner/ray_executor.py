@@ -293,8 +293,10 @@ class ShardRunner:
 class ClusterBudget:
     """:class:`~clineval.judges.budget.RequestBudget` on a worker, backed by one shared actor.
 
-    Permission to send is asked from the :class:`_BudgetActor` for each request; tokens
-    spent are reported without waiting for an answer.
+    The actor holds one :class:`~clineval.judges.budget.RateBudget` for the whole cluster:
+    each request waits for the actor's permission (one round trip, well under a
+    millisecond on a node, small beside a judge call); the tokens a response reported are
+    sent without waiting for an answer.
     """
 
     def __init__(self, actor: Any):
@@ -304,74 +306,22 @@ class ClusterBudget:
         await self.actor.acquire.remote()
 
     def spent(self, tokens: int) -> None:
-        if tokens:
-            self.actor.spent.remote(int(tokens))
-
-
-class RateBuckets:
-    """Requests per minute and tokens per minute as two token buckets (10 s of burst each).
-
-    A request may start when a request token is there and the token bucket is not in
-    debt; tokens are taken from the second bucket once the response says how many were
-    used (so it may go below zero, which holds back the next requests until refilled).
-    """
-
-    def __init__(self, rpm: float | None, tpm: float | None, clock: Callable[[], float] = time.monotonic):
-        self.rpm, self.tpm, self.clock = rpm, tpm, clock
-        self.requests = self._capacity(rpm)
-        self.tokens = self._capacity(tpm)
-        self.updated = clock()
-
-    @staticmethod
-    def _capacity(per_minute: float | None) -> float:
-        return 0.0 if per_minute is None else max(1.0, per_minute / 6)
-
-    def _refill(self) -> None:
-        now = self.clock()
-        elapsed, self.updated = now - self.updated, now
-        if self.rpm is not None:
-            self.requests = min(self._capacity(self.rpm), self.requests + elapsed * self.rpm / 60)
-        if self.tpm is not None:
-            self.tokens = min(self._capacity(self.tpm), self.tokens + elapsed * self.tpm / 60)
-
-    def wait_s(self) -> float:
-        """Seconds until a request may start (0: now, and it is counted)."""
-        self._refill()
-        waits = []
-        if self.rpm is not None and self.requests < 1:
-            waits.append((1 - self.requests) * 60 / self.rpm)
-        if self.tpm is not None and self.tokens <= 0:
-            waits.append((1 - self.tokens) * 60 / self.tpm)
-        if waits:
-            return max(waits)
-        if self.rpm is not None:
-            self.requests -= 1
-        return 0.0
-
-    def spend(self, tokens: int) -> None:
-        self._refill()
-        if self.tpm is not None:
-            self.tokens -= tokens
+        self.actor.spent.remote(int(tokens))  # every acquire() is matched by one spent()
 
 
 class _BudgetActorImpl:
-    """The cluster-wide judge budget (one actor per run)."""
+    """The cluster-wide judge budget: one :class:`~clineval.judges.budget.RateBudget` (one actor per run)."""
 
     def __init__(self, rpm: float | None, tpm: float | None):
-        self.buckets = RateBuckets(rpm, tpm)
-        self.lock: asyncio.Lock | None = None
+        from clineval.judges.budget import RateBudget
+
+        self.budget = RateBudget(rpm, tpm)
 
     async def acquire(self) -> None:
-        if self.lock is None:
-            self.lock = asyncio.Lock()
-        async with self.lock:  # first come, first served
-            wait = self.buckets.wait_s()
-            while wait > 0:
-                await asyncio.sleep(wait)
-                wait = self.buckets.wait_s()
+        await self.budget.acquire()
 
-    def spent(self, tokens: int) -> None:
-        self.buckets.spend(tokens)
+    async def spent(self, tokens: int) -> None:
+        self.budget.spent(tokens)
 
 
 class _WorkerImpl:
@@ -577,9 +527,14 @@ class RayExecutor:
     def _start_workers(self, ray: ModuleType, plan: RunPlan, n_workers: int) -> tuple[list[Any], Any]:
         """The worker actors (and the budget actor when requests are paced), sent the plan's parts once."""
         worker_cls, budget_cls = _actor_classes(ray)
+        rpm, tpm = self.settings.judge_rpm, self.settings.judge_tpm
+        local = getattr(getattr(plan.judge, "backend", None), "budget", None)
+        if self.worker_judge is None and rpm is None and tpm is None and local is not None:
+            # a judge object with its own limits: one budget for the cluster, not one per worker
+            rpm, tpm = getattr(local, "rpm", None), getattr(local, "tpm", None)
         budget = None
-        if self.settings.judge_rpm is not None or self.settings.judge_tpm is not None:
-            budget = budget_cls.options(num_cpus=0).remote(self.settings.judge_rpm, self.settings.judge_tpm)
+        if rpm is not None or tpm is not None:
+            budget = budget_cls.options(num_cpus=0).remote(rpm, tpm)
         judge: WorkerJudge | Judge | None = plan.judge
         if self.worker_judge is not None:
             config = self.worker_judge.config
@@ -692,8 +647,8 @@ def executor_for(config: RunConfig, *, rebuild_judge: bool) -> RayExecutor:
         workers=config.ray_workers,
         num_cpus=agent.num_cpus if agent is not None else None,
         num_gpus=agent.num_gpus if agent is not None else None,
-        judge_rpm=getattr(config.judge, "rpm", None),
-        judge_tpm=getattr(config.judge, "tpm", None),
+        judge_rpm=config.judge.rpm,
+        judge_tpm=config.judge.tpm,
     )
     judge = None
     if rebuild_judge:
