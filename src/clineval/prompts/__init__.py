@@ -84,15 +84,28 @@ class PromptTemplate:
         render it once and reuse it."""
         if not _variables(self.system):
             return _static_message("system", self.system)
-        return ChatMessage(role="system", content=_compiled(self.system).render(**variables).strip())
+        return ChatMessage(role="system", content=_render(self.system, variables).strip())
 
     def render_user(self, **variables: Any) -> ChatMessage:
-        return ChatMessage(role="user", content=_compiled(self.user).render(**variables).strip())
+        return ChatMessage(role="user", content=_render(self.user, variables).strip())
 
     def render_examples(self) -> list[ChatMessage]:
         """The few-shot examples as alternating user and assistant messages (built once per
         set of examples: the same message objects are returned for every case)."""
         return list(_example_messages(self.examples))
+
+
+def _render(source: str, variables: dict[str, Any]) -> str:
+    """``source`` rendered with ``variables``. The template's own render function runs on a
+    context built from the variables and the environment's globals directly (half the time
+    of ``Template.render``, which is called once every case); an error is raised again by
+    ``Template.render``, with Jinja's report of where it happened."""
+    template = _compiled(source)
+    try:
+        context = template.new_context({**_ENV.globals, **variables}, shared=True)
+        return "".join(template.root_render_func(context))
+    except Exception:
+        return template.render(**variables)
 
 
 @cache
