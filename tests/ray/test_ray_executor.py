@@ -350,3 +350,21 @@ def test_two_thousand_cases_same_aggregates_as_local(ray_local: Any, tmp_path: P
     on_ray = evaluate(cases, [*METRICS, words], store=str(tmp_path / "ray.db"), executor="ray", **common)
     assert aggregates(on_ray) == aggregates(local)
     assert scores(on_ray.results) == scores(local.results)
+
+
+def test_a_conversation_simulation_runs_on_ray_with_the_same_scores(ray_local: Any, tmp_path: Path) -> None:
+    from tests.conversations.test_simulation import _project
+
+    from clineval.conversations.simulate import load_simulation_config, simulate_and_score
+
+    results = []
+    for where in ("local", "ray"):
+        folder = tmp_path / where
+        folder.mkdir()
+        config = load_simulation_config(_project(folder))
+        run_on = {"executor": "ray"} if where == "ray" else {}
+        results.append(simulate_and_score(config, store=folder / "runs.db", progress=False, **run_on))
+    local, on_ray = results
+    assert on_ray.run.config["executor"] == "ray" and on_ray.run.status == "completed"
+    assert scores(on_ray.results) == scores(local.results) and len(on_ray.results) == len(local.results)
+    assert (tmp_path / "ray" / "saved" / "s1__trial1.jsonl").exists()  # written by a worker on this node

@@ -460,7 +460,9 @@ def _resume_environment_run(
     if kind == "conversations.simulate":
         from clineval.conversations.simulate import simulate_and_score
 
-        return simulate_and_score(None, store=store_path, progress=progress, resume=record.id, judge=judge)
+        return simulate_and_score(
+            None, store=store_path, progress=progress, resume=record.id, judge=judge, **(run_on or {})
+        )
     return None
 
 

@@ -711,12 +711,15 @@ async def asimulate_and_score(
     progress: Any = None,
     resume: str | None = None,
     judge: JudgeConfig | str | None = None,
+    **run_on: Any,
 ) -> EvalResult:
     """Simulate every scenario x trial and score the conversations, as a stored run.
 
     ``resume=RUN_ID`` continues a stored simulation run with its own settings (``config``
     is then not used): trials that failed are simulated again, finished ones are not.
-    ``judge`` overrides the metrics' judge (also when resuming).
+    ``judge`` overrides the metrics' judge (also when resuming). ``run_on``:
+    ``executor="ray"`` (and ``ray_address``, ``ray_workers``) simulates and scores on a Ray
+    cluster, like any run (see docs/ray.md).
     """
     from clineval.api import aevaluate
     from clineval.config import AgentConfig, RunConfig
@@ -740,6 +743,7 @@ async def asimulate_and_score(
             judge=judge,
             progress=progress,
             retry_errors=True,
+            **{k: v for k, v in run_on.items() if k in ("executor", "ray_address")},
         )
     if config is None:
         raise ConfigError("give a simulation config, or resume=RUN_ID")
@@ -773,6 +777,7 @@ async def asimulate_and_score(
         config=run_config,
         store=store,
         progress=progress,
+        **run_on,
     )
 
 
