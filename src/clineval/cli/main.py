@@ -344,6 +344,8 @@ def run(
                 f"{run_file} is a suite: its pipeline, evaluators and cases come from the file; "
                 f"{', '.join(given)} cannot change them"
             )
+        if run_on.get("executor") == "ray":
+            raise ConfigError(f"{run_file} is a suite: suites run in this process, not on Ray (--executor)")
         gates.check_before_run(store_path, metrics=suite_metric_names(run_file))
         outcome = run_suite_file(
             run_file,
