@@ -230,14 +230,9 @@ class ShardRunner:
         if isinstance(given, WorkerJudge):
             from clineval.judges.config import build_judge
 
-            cache_path = given.cache_path
-            if cache_path is not None:
-                try:  # a node-local cache; none when its folder cannot be made on this node
-                    Path(cache_path).parent.mkdir(parents=True, exist_ok=True)
-                except OSError:
-                    cache_path = None
             base = Path(given.base_dir) if given.base_dir else None
-            self._judge = build_judge(given.config, cache_path=cache_path, base_dir=base)
+            # a cache file local to this node (made with its folder; read-only if it cannot be written)
+            self._judge = build_judge(given.config, cache_path=given.cache_path, base_dir=base)
         else:
             self._judge = given
         backend = getattr(self._judge, "backend", None)
@@ -611,7 +606,7 @@ async def _close_workers(ray: ModuleType, workers: list[Any], budget: Any) -> No
     """Let each worker close its judge (its cache is flushed), then end the actors."""
     closing = [w.close.remote() for w in workers]
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(asyncio.gather(*(_await(r) for r in closing), return_exceptions=True), 30)
+        await asyncio.wait_for(asyncio.gather(*(_await(r) for r in closing), return_exceptions=True), 10)
     for actor in [*workers, budget]:
         if actor is not None:
             with contextlib.suppress(Exception):
