@@ -17,7 +17,6 @@ from clineval.environments.radbench.cores.backprop import (
     backpropagate,
     failure_reasons,
     load_guidance,
-    optimise,
     render_failure,
     save_guidance,
 )
@@ -40,7 +39,7 @@ from clineval.environments.radbench.model import (
 )
 from clineval.environments.radbench.parsing import parse_action, parse_plan
 from clineval.environments.radbench.records import generate_records
-from clineval.environments.radbench.runner import BenchSettings, llm_config, with_prompt_versions
+from clineval.environments.radbench.runner import BenchSettings, llm_config, optimise, with_prompt_versions
 from clineval.environments.radbench.simulator import ToolEnvironment
 from clineval.environments.radbench.vocab import Category
 from clineval.errors import ConfigError

@@ -341,16 +341,14 @@ def backprop_command(
     revise the guidance from the failures. Review the written file, then evaluate with
     'clineval radbench run --core llm --backprop FILE' on other records.
     """
-    import asyncio
-
     from clineval.environments.radbench.cores.backprop import (
         Guidance,
         RoundReport,
         load_guidance,
-        optimise,
         save_guidance,
     )
-    from clineval.environments.radbench.runner import settings_from_options
+    from clineval.environments.radbench.runner import optimise, settings_from_options
+    from clineval.interrupts import run_sync
 
     settings = settings_from_options(
         core="llm",
@@ -372,7 +370,7 @@ def backprop_command(
         )
 
     first = load_guidance(start) if start else None
-    guidance = asyncio.run(
+    guidance = run_sync(
         optimise(
             settings,
             rounds=rounds,

@@ -17,8 +17,9 @@ reference cores, the same episodes.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,6 +36,7 @@ from clineval.model import Case, Score, ToolCall
 from clineval.results.result import EvalResult
 
 if TYPE_CHECKING:
+    from clineval.environments.radbench.cores.backprop import Guidance, RoundReport
     from clineval.environments.radbench.cores.llm import LLMCoreConfig
 
 CoreName = Literal["oracle", "greedy", "random", "llm"]
@@ -345,6 +347,60 @@ async def arun_bench(
 def run_bench(settings: BenchSettings, **kwargs: Any) -> EvalResult:
     """Run the benchmark grid (see :func:`arun_bench`)."""
     return run_sync(arun_bench(settings, **kwargs))
+
+
+async def optimise(
+    settings: BenchSettings,
+    *,
+    rounds: int = 3,
+    start: Guidance | None = None,
+    optimiser: dict[str, Any] | str | None = None,
+    concurrency: int = 4,
+    on_round: Callable[[RoundReport, Guidance | None], None] | None = None,
+) -> Guidance | None:
+    """Rounds of (run the settings' episodes with the current guidance, back-propagate the
+    failures). ``settings`` must use the LLM core; ``optimiser`` is the optimiser's endpoint
+    (a judge spec or config; default: the core's). Nothing is stored; returns the last
+    guidance (None if the first round had no failure)."""
+    from clineval.environments.radbench.cores.backprop import RoundReport, backpropagate, failed
+    from clineval.environments.radbench.cores.llm import LLMCoreConfig, _backend_for
+
+    if settings.core != "llm" or not settings.llm:
+        raise ConfigError("prompt back-propagation needs the LLM core (core 'llm' with its settings)")
+    if rounds < 1:
+        raise ConfigError("prompt back-propagation needs at least one round")
+    core_config = LLMCoreConfig.model_validate(settings.llm)
+    opt_config = core_config.model_copy(
+        update={"endpoint": LLMCoreConfig.model_validate({"endpoint": optimiser}).endpoint}
+        if optimiser is not None
+        else {}
+    )
+    backend = _backend_for(opt_config)
+    guidance = start
+    limit = asyncio.Semaphore(concurrency)
+    try:
+        for number in range(1, rounds + 1):
+            llm = {**settings.llm, "guidance": guidance.model_dump(mode="json") if guidance else None}
+            bench = Bench(settings.model_copy(update={"llm": llm}))
+
+            async def one(case: Any, bench: Bench = bench) -> Episode:
+                async with limit:
+                    return await bench.episode(case)
+
+            episodes = await asyncio.gather(*(one(case) for case in bench.cases()))
+            n_failed = sum(failed(e) for e in episodes)
+            report = RoundReport(
+                round=number,
+                episodes=len(episodes),
+                failures=n_failed,
+                completion=round(1 - n_failed / len(episodes), 4) if episodes else 0.0,
+            )
+            guidance = await backpropagate(backend, episodes, guidance, report=report)
+            if on_round is not None:
+                on_round(report, guidance)
+    finally:
+        await backend.aclose()
+    return guidance
 
 
 def metric_rows(result: EvalResult) -> list[tuple[dict[str, str], dict[str, float | None]]]:

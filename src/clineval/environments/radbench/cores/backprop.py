@@ -7,7 +7,8 @@ the refined prompt to the whole benchmark. Here one round (:func:`backpropagate`
 the current guidance and the failed episodes -- the question, the plan, every step with its
 error, how the episode ended, the correct chain, whether the task was solvable and what
 went wrong (the "loss") -- and it writes revised guidance: general numbered rules.
-:func:`optimise` runs rounds of episodes and back-propagation (three by default).
+:func:`clineval.environments.radbench.runner.optimise` runs rounds of episodes and
+back-propagation (three by default).
 
 The result is a :class:`Guidance` saved as YAML (:func:`save_guidance`): a person reviews
 and edits the text (the human in the loop) and the LLM core uses it with
@@ -23,10 +24,9 @@ the failures it is shown.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,6 @@ from clineval.errors import ConfigError
 from clineval.judges.base import JudgeError
 
 if TYPE_CHECKING:
-    from clineval.environments.radbench.runner import BenchSettings
     from clineval.judges.structured import ChatBackend
 
 __all__ = [
@@ -51,7 +50,6 @@ __all__ = [
     "failed",
     "failure_reasons",
     "load_guidance",
-    "optimise",
     "render_failure",
     "save_guidance",
 ]
@@ -62,7 +60,8 @@ class BackpropError(RuntimeError):
 
 
 class RoundReport(BaseModel):
-    """One round of :func:`optimise`: the episodes run with the guidance of that round."""
+    """One round of :func:`~clineval.environments.radbench.runner.optimise`: the episodes run
+    with the guidance of that round."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -262,57 +261,3 @@ async def backpropagate(
     if not text:
         raise BackpropError("the optimiser gave no guidance (an empty <Guidance> block)")
     return Guidance(text=text, rounds=history)
-
-
-async def optimise(
-    settings: BenchSettings,
-    *,
-    rounds: int = 3,
-    start: Guidance | None = None,
-    optimiser: dict[str, Any] | str | None = None,
-    concurrency: int = 4,
-    on_round: Callable[[RoundReport, Guidance | None], None] | None = None,
-) -> Guidance | None:
-    """Rounds of (run the settings' episodes with the current guidance, back-propagate the
-    failures). ``settings`` must use the LLM core; ``optimiser`` is the optimiser's endpoint
-    (a judge spec or config; default: the core's). Nothing is stored; returns the last
-    guidance (None if the first round had no failure)."""
-    from clineval.environments.radbench.cores.llm import LLMCoreConfig, _backend_for
-    from clineval.environments.radbench.runner import Bench
-
-    if settings.core != "llm" or not settings.llm:
-        raise ConfigError("prompt back-propagation needs the LLM core (core 'llm' with its settings)")
-    if rounds < 1:
-        raise ConfigError("prompt back-propagation needs at least one round")
-    core_config = LLMCoreConfig.model_validate(settings.llm)
-    opt_config = core_config.model_copy(
-        update={"endpoint": LLMCoreConfig.model_validate({"endpoint": optimiser}).endpoint}
-        if optimiser is not None
-        else {}
-    )
-    backend = _backend_for(opt_config)
-    guidance = start
-    limit = asyncio.Semaphore(concurrency)
-    try:
-        for number in range(1, rounds + 1):
-            llm = {**settings.llm, "guidance": guidance.model_dump(mode="json") if guidance else None}
-            bench = Bench(settings.model_copy(update={"llm": llm}))
-
-            async def one(case: Any, bench: Bench = bench) -> Episode:
-                async with limit:
-                    return await bench.episode(case)
-
-            episodes = await asyncio.gather(*(one(case) for case in bench.cases()))
-            n_failed = sum(failed(e) for e in episodes)
-            report = RoundReport(
-                round=number,
-                episodes=len(episodes),
-                failures=n_failed,
-                completion=round(1 - n_failed / len(episodes), 4) if episodes else 0.0,
-            )
-            guidance = await backpropagate(backend, episodes, guidance, report=report)
-            if on_round is not None:
-                on_round(report, guidance)
-    finally:
-        await backend.aclose()
-    return guidance
