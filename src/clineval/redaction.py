@@ -72,6 +72,9 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
     ),
 )
 _HINTS = frozenset(hint for _, _, hints in _PATTERNS for hint in hints)
+# One search for any hint at all: most texts have none, and then no pattern is tried.
+_ANY_HINT = re.compile("|".join(re.escape(hint) for hint in sorted(_HINTS)))
+_ALWAYS_TRIED = any(not hints for _, _, hints in _PATTERNS)
 _SECRET_NAME = re.compile("|".join(SECRET_NAME_WORDS), re.IGNORECASE)
 
 _registered: set[str] = set()
@@ -137,10 +140,16 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     """``text`` with secret values and credential-shaped strings replaced by ``***``."""
     if not text:
         return text
-    for value in secret_values(env):
+    return _redact(text, secret_values(env))
+
+
+def _redact(text: str, values: tuple[str, ...]) -> str:
+    for value in values:
         if value in text:
             text = text.replace(value, MASK)
     lowered = text.lower()
+    if not _ALWAYS_TRIED and _ANY_HINT.search(lowered) is None:
+        return text
     present = {hint for hint in _HINTS if hint in lowered}
     for pattern, replacement, hints in _PATTERNS:
         if not hints or not present.isdisjoint(hints):
@@ -164,10 +173,17 @@ def redact_json(text: str) -> str:
 def redact_data(value: Any) -> Any:
     """A JSON-like value (dicts, lists, strings) with every string masked by :func:`redact`;
     mapping keys are masked too."""
+    return _redact_data(value, secret_values())  # the values to mask looked up once, not per string
+
+
+def _redact_data(value: Any, values: tuple[str, ...]) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return _redact(value, values) if value else value
     if isinstance(value, Mapping):
-        return {redact(str(k)) if isinstance(k, str) else k: redact_data(v) for k, v in value.items()}
+        return {
+            (_redact(k, values) if k else k) if isinstance(k, str) else k: _redact_data(v, values)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [redact_data(v) for v in value]
+        return [_redact_data(v, values) for v in value]
     return value
