@@ -233,7 +233,8 @@ def test_the_radiology_benchmark_runs_on_ray_with_the_same_results(ray_local: An
     }
 
 
-def test_a_bad_ray_address_is_one_clear_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1"])
+def test_a_bad_ray_address_is_one_clear_line(tmp_path: Path, address: str) -> None:
     (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "x", "reference": "x", "response": "x"}\n')
     done = clineval(
         "run",
@@ -244,12 +245,12 @@ def test_a_bad_ray_address_is_one_clear_line(tmp_path: Path) -> None:
         "--executor",
         "ray",
         "--ray-address",
-        "127.0.0.1:1",
+        address,
         cwd=tmp_path,
     )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--ray-address '127.0.0.1:1': no Ray cluster answers there" in lines[0]
+    assert len(lines) == 1 and f"--ray-address '{address}': no Ray cluster answers there" in lines[0]
     assert not (tmp_path / ".clineval" / "clineval.db").exists()  # nothing was stored
 
 

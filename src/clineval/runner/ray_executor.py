@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import os
 import socket
 import sys
 import sysconfig
@@ -104,9 +105,10 @@ def connect(address: str | None) -> ModuleType:
     ray = import_ray()
     if ray.is_initialized():
         return ray
-    if address and not address.startswith("ray://") and address != "auto" and ":" in address:
-        host, _, port = address.rpartition(":")
-        try:  # Ray itself waits a minute or more for a head that is not there
+    where = (address or "").removeprefix("ray://")
+    if address and address != "auto" and ":" in where:
+        host, _, port = where.rpartition(":")
+        try:  # Ray itself waits half a minute or more for a head that is not there
             with socket.create_connection((host, int(port)), timeout=5):
                 pass
         except (OSError, ValueError) as exc:
@@ -115,7 +117,10 @@ def connect(address: str | None) -> ModuleType:
                 "HOST:PORT (6379 by default), ray://HOST:10001, or auto for a cluster on this machine"
             ) from None
     try:
-        ray.init(address=address, include_dashboard=False if address is None else None, log_to_driver=True)
+        if address is None and not os.environ.get("RAY_ADDRESS"):
+            ray.init(include_dashboard=False)  # a new local instance: no dashboard to start
+        else:
+            ray.init(address=address)
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         where = f"--ray-address {address!r}" if address else "Ray"
