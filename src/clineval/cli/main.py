@@ -91,7 +91,8 @@ def _show(result: EvalResult, by: str | None, cases: bool, all_sub_scores: bool 
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "agreement": (
         "clineval.cli.agreement:agreement_command",
-        "Agreement of a run's METRIC with human labels (kappa, AUC, correlations, with 95% CIs).",
+        "Agreement of a run's METRIC with human labels, or of two annotators (kappa, accuracy "
+        "within one level, AUC, correlations, with 95% CIs).",
     ),
     "calibrate": (
         "clineval.cli.calibrate:calibrate_command",
