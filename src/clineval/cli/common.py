@@ -148,3 +148,37 @@ def with_judge_limits(config: JudgeConfig, rpm: float | None, tpm: float | None)
     """``config`` with the limits given on the command line (the others kept)."""
     updates = {k: v for k, v in (("rpm", rpm), ("tpm", tpm)) if v is not None}
     return config.model_copy(update=updates) if updates else config
+
+
+def executor_options(fn: F) -> F:
+    """``--executor``, ``--ray-address`` and ``--ray-workers`` (see docs/ray.md)."""
+    fn = click.option(
+        "--ray-workers", type=click.IntRange(1, 100_000), help="With --executor ray: worker actors."
+    )(fn)
+    fn = click.option(
+        "--ray-address",
+        help="With --executor ray: auto, HOST:PORT or ray://HOST:10001 (default: a new local Ray).",
+    )(fn)
+    fn = click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        help="Where agent calls and scores run: this process (default) or a Ray cluster (clineval[ray]).",
+    )(fn)
+    return fn
+
+
+def executor_settings(
+    executor: str | None, ray_address: str | None, ray_workers: int | None
+) -> dict[str, Any]:
+    """The options of :func:`executor_options` as settings (``--ray-address``/``--ray-workers`` imply ray)."""
+    if (ray_address or ray_workers) and executor == "local":
+        raise ConfigError("--ray-address and --ray-workers go with --executor ray")
+    given: dict[str, Any] = {"executor": "ray"} if ray_address or ray_workers else {}
+    given.update(
+        {
+            k: v
+            for k, v in (("executor", executor), ("ray_address", ray_address), ("ray_workers", ray_workers))
+            if v
+        }
+    )
+    return given

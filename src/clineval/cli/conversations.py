@@ -9,7 +9,16 @@ from typing import Any
 
 import click
 
-from clineval.cli.common import _require_store, err, friendly, judge_option, out, store_option
+from clineval.cli.common import (
+    _require_store,
+    err,
+    executor_options,
+    executor_settings,
+    friendly,
+    judge_option,
+    out,
+    store_option,
+)
 from clineval.errors import ConfigError
 from clineval.metrics.registry import MetricSpec, parse_metric_spec, split_top_level
 from clineval.results import render
@@ -89,6 +98,7 @@ def _simulation_summary(result: EvalResult, store_path: str) -> str | None:
 @click.option("--group-by", help="Also show aggregates grouped by this metadata field (e.g. scenario).")
 @click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@executor_options
 @store_option
 @friendly
 def simulate_command(
@@ -99,6 +109,9 @@ def simulate_command(
     group_by: str | None,
     show_cases: bool,
     quiet: bool,
+    executor: str | None,
+    ray_address: str | None,
+    ray_workers: int | None,
     store_path: str,
 ) -> None:
     """Simulate the conversations of a simulation file (YAML) and score them as a stored run.
@@ -110,6 +123,7 @@ def simulate_command(
 
     progress = None if not quiet else False
     judge_config = judge_option(judge)
+    run_on = executor_settings(executor, ray_address, ray_workers)
     if resume:
         refused = {"CONFIG_FILE": config_file, "--trials": trials}
         given = [option for option, value in refused.items() if value]
@@ -120,7 +134,7 @@ def simulate_command(
             )
         _require_store(store_path)
         result = simulate_and_score(
-            None, store=store_path, progress=progress, resume=resume, judge=judge_config
+            None, store=store_path, progress=progress, resume=resume, judge=judge_config, **run_on
         )
     else:
         if not config_file:
@@ -131,7 +145,7 @@ def simulate_command(
             updates["trials"] = trials
         if updates:
             config = config.model_copy(update=updates)
-        result = simulate_and_score(config, store=store_path, progress=progress, judge=judge_config)
+        result = simulate_and_score(config, store=store_path, progress=progress, judge=judge_config, **run_on)
     render.print_result(result, out, by=group_by, cases=show_cases)
     summary = _simulation_summary(result, store_path)
     if summary:

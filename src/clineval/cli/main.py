@@ -20,6 +20,8 @@ from clineval.cli.common import (
     _require_store,
     cannot_write,
     err,
+    executor_options,
+    executor_settings,
     friendly,
     judge_limit_options,
     judge_option,
@@ -201,16 +203,7 @@ def cli() -> None:
     help="With --resume: score unscored results again and call the agent again where it failed.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.option(
-    "--executor",
-    type=click.Choice(["local", "ray"]),
-    help="Where agent calls and scores run: this process (default) or a Ray cluster (clineval[ray]).",
-)
-@click.option(
-    "--ray-address",
-    help="With --executor ray: auto, HOST:PORT or ray://HOST:10001 (default: a new local Ray).",
-)
-@click.option("--ray-workers", type=click.IntRange(1, 100_000), help="With --executor ray: worker actors.")
+@executor_options
 @store_option
 @gate_options
 @friendly
@@ -259,16 +252,7 @@ def run(
         agent_settings["timeout_s"] = agent_timeout
     if agent_attempts:
         agent_settings["max_attempts"] = agent_attempts
-    if (ray_address or ray_workers) and executor == "local":
-        raise ConfigError("--ray-address and --ray-workers go with --executor ray")
-    run_on: dict[str, Any] = {"executor": "ray"} if ray_address or ray_workers else {}
-    run_on.update(
-        {
-            k: v
-            for k, v in (("executor", executor), ("ray_address", ray_address), ("ray_workers", ray_workers))
-            if v
-        }
-    )
+    run_on = executor_settings(executor, ray_address, ray_workers)
     if resume:
         refused = {
             "RUN_FILE": run_file,

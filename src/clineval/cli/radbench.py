@@ -16,6 +16,8 @@ from clineval.cli.common import (
     _require_store,
     cannot_write,
     err,
+    executor_options,
+    executor_settings,
     friendly,
     out,
     store_option,
@@ -196,6 +198,7 @@ def _llm_settings(
 @click.option("--resume", help="Continue an interrupted benchmark run (id, prefix or 'latest').")
 @click.option("--retry-errors", is_flag=True, help="With --resume: run failed episodes again.")
 @click.option("--quiet", "-q", is_flag=True)
+@executor_options
 @store_option
 @friendly
 def run_command(
@@ -221,12 +224,16 @@ def run_command(
     resume: str | None,
     retry_errors: bool,
     quiet: bool,
+    executor: str | None,
+    ray_address: str | None,
+    ray_workers: int | None,
     store_path: str,
 ) -> None:
     """Run a core over records x tasks x conditions; stored as an ordinary run."""
     from clineval.environments.radbench.runner import bench_settings_of, run_bench, settings_from_options
 
     progress = None if not quiet else False
+    run_on = executor_settings(executor, ray_address, ray_workers)
     if resume:
         _require_store(store_path)
         with RunStore(store_path) as store:
@@ -237,7 +244,12 @@ def run_command(
                 f"run {record.id} is not a radbench run; resume it with 'clineval run --resume'"
             )
         result = run_bench(
-            settings, store=store_path, resume=record.id, retry_errors=retry_errors, progress=progress
+            settings,
+            store=store_path,
+            resume=record.id,
+            retry_errors=retry_errors,
+            progress=progress,
+            **run_on,
         )
     else:
         if core == "llm" and not judge:
@@ -267,7 +279,13 @@ def run_command(
                 raise ConfigError(f"--tag {item!r}: expected KEY=VALUE")
             tag_map[key.strip()] = value.strip()
         result = run_bench(
-            settings, store=store_path, name=name, tags=tag_map, concurrency=concurrency, progress=progress
+            settings,
+            store=store_path,
+            name=name,
+            tags=tag_map,
+            concurrency=concurrency,
+            progress=progress,
+            **run_on,
         )
     out.print(render.run_header(result.run))
     out.print(summary_table(result, ("condition",)))
