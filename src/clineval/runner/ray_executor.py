@@ -478,7 +478,7 @@ class RayExecutor:
                     n_workers = max(1, min(default_workers(ray, self.settings), n_need_agent + pending))
                     size = self.settings.shard_size or max(1, min(64, math.ceil(n_cases / (n_workers * 8))))
                     workers, budget = self._start_workers(ray, plan, n_workers)
-                    await self._drive(workers, _shards(items(), size), take)
+                    await self._drive(ray, workers, _shards(items(), size), take)
             finally:
                 await _close_workers(ray, workers, budget)
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -566,11 +566,15 @@ class RayExecutor:
 
     @staticmethod
     async def _drive(
-        workers: list[Any], shards: Iterator[list[Item]], take: Callable[[list[Item], ShardResult], None]
+        ray: ModuleType,
+        workers: list[Any],
+        shards: Iterator[list[Item]],
+        take: Callable[[list[Item], ShardResult], None],
     ) -> None:
         """Keep two shards on each worker (one running, one waiting) until every shard is taken."""
         per_worker = 2
         running: dict[asyncio.Future[ShardResult], tuple[int, list[Item]]] = {}
+        refs: dict[asyncio.Future[ShardResult], Any] = {}
         load = [0] * len(workers)
 
         def submit() -> bool:
@@ -581,7 +585,9 @@ class RayExecutor:
             if shard is None:
                 return False
             ref = workers[index].run_shard.remote(shard)
-            running[asyncio.ensure_future(_await(ref))] = (index, shard)
+            future = asyncio.ensure_future(_await(ref))
+            running[future] = (index, shard)
+            refs[future] = ref
             load[index] += 1
             return True
 
@@ -592,6 +598,7 @@ class RayExecutor:
                 finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for future in finished:
                     index, shard = running.pop(future)
+                    refs.pop(future, None)
                     load[index] -= 1
                     take(shard, future.result())
                 while submit():
@@ -599,6 +606,8 @@ class RayExecutor:
         finally:
             for future in running:  # a failed run: the other shards' answers are not wanted
                 future.cancel()
+                with contextlib.suppress(Exception):
+                    ray.cancel(refs[future])  # and not to be retried once their worker is ended
             if running:
                 await asyncio.wait(running)
 
