@@ -369,3 +369,22 @@ def test_a_conversation_simulation_runs_on_ray_with_the_same_scores(ray_local: A
     assert on_ray.run.config["executor"] == "ray" and on_ray.run.status == "completed"
     assert scores(on_ray.results) == scores(local.results) and len(on_ray.results) == len(local.results)
     assert (tmp_path / "ray" / "saved" / "s1__trial1.jsonl").exists()  # written by a worker on this node
+
+
+def test_an_unpicklable_agent_stops_the_run_with_the_reason(ray_local: Any, tmp_path: Path) -> None:
+    import threading
+
+    lock = threading.Lock()
+
+    def locked_agent(query: str) -> str:
+        with lock:
+            return query
+
+    store = tmp_path / "runs.db"
+    with pytest.raises(ConfigError) as raised:
+        evaluate(make_cases(3), ["rouge"], agent=locked_agent, judge="none", store=str(store), executor="ray")
+    message = str(raised.value)
+    assert message.startswith("the agent, a metric or the judge cannot be sent to Ray workers (TypeError:")
+    assert "build what cannot be pickled inside the agent" in message
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT status FROM runs").fetchall() == [("failed",)]

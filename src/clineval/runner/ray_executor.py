@@ -200,7 +200,8 @@ def pickle_spec(spec: WorkerSpec) -> bytes:
     except Exception as exc:
         raise ConfigError(
             f"the agent, a metric or the judge cannot be sent to Ray workers ({type(exc).__name__}: "
-            f"{exc}); give the agent as file.py:function (or module:function) and metrics by name"
+            f"{exc}); give the agent as file.py:function (or module:function), metrics by name and "
+            "the judge as a spec or JudgeConfig, or build what cannot be pickled inside the agent"
         ) from None
     finally:
         for module in modules:
@@ -495,7 +496,8 @@ class RayExecutor:
                     f"{message}\nThe run {run_id} stopped; everything scored so far is saved. "
                     f"Fix the judge setting and continue with: {_resume_hint(store, run_id)}"
                 ) from None
-            if isinstance(cause, ConfigError):
+            if isinstance(cause, ConfigError):  # e.g. an agent that cannot be pickled: nothing ran
+                _stop(writer, store, run_id, "failed", str(cause))
                 raise
             if isinstance(cause, BaseExceptionGroup):
                 cause = _first(cause)
