@@ -170,6 +170,29 @@ def redact_json(text: str) -> str:
     return masked
 
 
+def dumps_redacted(value: Any) -> str:
+    """``json.dumps(redact_data(value), ensure_ascii=False)``, without visiting every string
+    when the encoded value holds nothing to mask.
+
+    Exact: JSON escapes only quotes, backslashes and control characters, none of which is
+    part of a secret pattern's hint or lower-cases to one, so a string that holds a secret
+    value (in its raw or escaped spelling, both masked) or a hint leaves it in the encoded
+    text too; a text with neither is unchanged by masking."""
+    text = json.dumps(value, ensure_ascii=False)
+    if nothing_to_mask(text):
+        return text
+    return json.dumps(redact_data(value), ensure_ascii=False)
+
+
+def nothing_to_mask(text: str) -> bool:
+    """True when :func:`redact` leaves ``text``, and every piece of it, unchanged: no secret
+    value and no hint of a credential pattern occurs in it (a cheap test for a whole record
+    before masking each of its strings)."""
+    if _ALWAYS_TRIED or any(v in text for v in secret_values()):
+        return False
+    return _ANY_HINT.search(text.lower()) is None
+
+
 def redact_data(value: Any) -> Any:
     """A JSON-like value (dicts, lists, strings) with every string masked by :func:`redact`;
     mapping keys are masked too."""

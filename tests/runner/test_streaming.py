@@ -310,3 +310,20 @@ def test_bootstrap_interval_is_the_same_when_resamples_are_drawn_in_batches(
     )  # 7 resamples at a time
     assert bootstrap_ci(values) == whole
     assert whole is not None and whole[0] < sum(values) / len(values) < whole[1]
+
+
+def test_dumps_redacted_is_json_of_the_masked_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    from clineval.redaction import dumps_redacted, nothing_to_mask, redact_data
+
+    monkeypatch.setenv("MY_SERVICE_TOKEN", 'abc"def\\ghi-123')  # a secret whose JSON spelling differs
+    values: list[Any] = [
+        {"a": "plain text", "b": [1, 2.5, None, True], "c": {"d": "nothing to hide here"}},
+        {"note": 'the value abc"def\\ghi-123 leaked', "n": 3},
+        {"nested": [{"auth": "Bearer abcdefghijk"}], "key": "x"},
+        {"k\u212aey": "api_key=abcdefgh"},  # a Kelvin sign lower-cases to a plain k
+    ]
+    for value in values:
+        assert dumps_redacted(value) == json.dumps(redact_data(value), ensure_ascii=False)
+    assert nothing_to_mask(json.dumps(values[0]))
+    assert not nothing_to_mask(json.dumps(values[1], ensure_ascii=False))
+    assert "abc" not in dumps_redacted(values[1])

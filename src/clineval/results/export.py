@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from clineval.model import Case, ResultRecord
-from clineval.redaction import redact, redact_data
+from clineval.redaction import dumps_redacted, nothing_to_mask, redact, redact_data
 from clineval.results.frames import long_rows, wide_rows
 from clineval.results.result import EvalResult
 from clineval.results.stored import StoredResult
@@ -50,8 +50,11 @@ def _scores(results: list[ResultRecord]) -> dict[str, Any]:
 
 
 def _jsonl_record(run_id: str, case: Case, scores: dict[str, Any]) -> dict[str, Any]:
-    row = {"run_id": run_id, "case": case.model_dump(mode="json", exclude_none=True), "scores": scores}
-    return redact_data(row)  # type: ignore[no-any-return]
+    return redact_data(_jsonl_row(run_id, case, scores))  # type: ignore[no-any-return]
+
+
+def _jsonl_row(run_id: str, case: Case, scores: dict[str, Any]) -> dict[str, Any]:
+    return {"run_id": run_id, "case": case.model_dump(mode="json", exclude_none=True), "scores": scores}
 
 
 def export_run(result: EvalResult, fmt: str, target: Path | IO[str]) -> None:
@@ -102,9 +105,7 @@ _CSV_CHUNK = 2000
 def _write_streamed(result: StoredResult, fmt: str, handle: IO[str]) -> None:
     if fmt == "jsonl":
         for case, results in result.iter_cases():
-            handle.write(
-                json.dumps(_jsonl_record(result.run.id, case, _scores(results)), ensure_ascii=False) + "\n"
-            )
+            handle.write(dumps_redacted(_jsonl_row(result.run.id, case, _scores(results))) + "\n")
         return
     if fmt == "csv":
         with result._store() as store:
@@ -226,9 +227,10 @@ def _write_csv(
                 value = row.get(name)
                 if isinstance(value, int):
                     row[name] = float(value)
-            for name, value in row.items():
-                if isinstance(value, str):
-                    row[name] = redact(value)
+            if not nothing_to_mask(json.dumps(row, ensure_ascii=False)):
+                for name, value in row.items():
+                    if isinstance(value, str):
+                        row[name] = redact(value)
         frame = pd.DataFrame(rows, columns=names, dtype=object)
         frame.columns = header
         frame.to_csv(handle, index=False, header=first)
