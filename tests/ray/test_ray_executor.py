@@ -325,6 +325,19 @@ def test_an_llm_judge_runs_on_the_workers_within_the_run_s_concurrency_and_cache
     assert stats["chat_requests"] == local_requests
     assert stats["max_in_flight"] <= 4  # two workers, two requests each: the run's 4, not 4 per worker
 
+    # 1,200 judge requests a minute for the whole run (20 at once, then 20 a second): the 96
+    # requests of 48 cases span 3.8 s at least; with a budget per worker they would span 1.4 s
+    # (plus the few tenths of a second between the two workers' start)
+    from clineval.judges import JudgeConfig
+
+    llm_server.reset()
+    llm_server.set_script(script)
+    paced = JudgeConfig(provider="openai", model="judge", base_url=llm_server.base_url, rpm=1200)
+    more = [{**CASE, "id": f"r{i:02d}", "response": f"{CASE['response']} [{i}]"} for i in range(48)]
+    evaluate(more, ["faithfulness"], judge=paced, store=None, cache=None, executor="ray", progress=False)
+    stamps = sorted(float(r["timestamp"]) for r in llm_server.requests())
+    assert len(stamps) == 96 and stamps[-1] - stamps[0] >= 3.5
+
     cache = tmp_path / "node" / "judge_cache.db"  # a folder the workers make on their node
     for expected_requests in (None, 0):
         llm_server.reset()

@@ -215,7 +215,7 @@ def pickle_spec(spec: WorkerSpec) -> bytes:
 class ShardRunner:
     """A worker's state for one run: the agent caller, metrics and judge, built once."""
 
-    def __init__(self, spec: WorkerSpec, n_workers_hint: int = 1):
+    def __init__(self, spec: WorkerSpec):
         from clineval.runner.agent import AgentCaller
 
         self.spec = spec
@@ -294,20 +294,38 @@ class ShardRunner:
 class ClusterBudget:
     """:class:`~clineval.judges.budget.RequestBudget` on a worker, backed by one shared actor.
 
-    The actor holds one :class:`~clineval.judges.budget.RateBudget` for the whole cluster:
-    each request waits for the actor's permission (one round trip, well under a
-    millisecond on a node, small beside a judge call); the tokens a response reported are
-    sent without waiting for an answer.
+    The actor holds one :class:`~clineval.judges.budget.RateBudget` for the whole cluster.
+    A round trip to it costs milliseconds (2.3 ms measured on a busy 2-core machine), so
+    permission is asked in small batches: one call waits for one request's turn and takes
+    up to ``batch`` - 1 more only if the budget has them to spare at that moment (so at a
+    rate the budget holds back, requests still go one by one, evenly spaced). The tokens
+    responses reported are sent along with the next call, or every ``batch`` responses.
     """
 
-    def __init__(self, actor: Any):
+    def __init__(self, actor: Any, batch: int = 8):
         self.actor = actor
+        self.batch = batch
+        self._permits = 0
+        self._lock: asyncio.Lock | None = None
+        self._spent: list[int] = []
 
     async def acquire(self) -> None:
-        await self.actor.acquire.remote()
+        if self._permits > 0:
+            self._permits -= 1
+            return
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:  # one call to the actor at a time; the others wait for its permits
+            if self._permits == 0:
+                spent, self._spent = self._spent, []
+                self._permits = int(await self.actor.grant.remote(self.batch, spent))
+            self._permits -= 1
 
     def spent(self, tokens: int) -> None:
-        self.actor.spent.remote(int(tokens))  # every acquire() is matched by one spent()
+        self._spent.append(int(tokens))  # every acquire() is matched by one spent()
+        if len(self._spent) >= self.batch:
+            spent, self._spent = self._spent, []
+            self.actor.report.remote(spent)
 
 
 class _BudgetActorImpl:
@@ -318,11 +336,19 @@ class _BudgetActorImpl:
 
         self.budget = RateBudget(rpm, tpm)
 
-    async def acquire(self) -> None:
+    async def grant(self, most: int, spent: list[int]) -> int:
+        """Wait for one request's turn, then take up to ``most`` - 1 more that are free now."""
+        self.report(spent)
         await self.budget.acquire()
+        granted = 1
+        while granted < most and self.budget.wait_s() == 0.0:
+            self.budget.take()
+            granted += 1
+        return granted
 
-    async def spent(self, tokens: int) -> None:
-        self.budget.spent(tokens)
+    def report(self, spent: list[int]) -> None:
+        for tokens in spent:
+            self.budget.spent(tokens)
 
 
 class _WorkerImpl:
