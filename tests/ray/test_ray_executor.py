@@ -235,6 +235,7 @@ def test_the_radiology_benchmark_runs_on_ray_with_the_same_results(ray_local: An
 
 @pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1"])
 def test_a_bad_ray_address_is_one_clear_line(tmp_path: Path, address: str) -> None:
+    pytest.importorskip("ray", reason="the Ray executor's tests need clineval[ray]")
     (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "x", "reference": "x", "response": "x"}\n')
     done = clineval(
         "run",
