@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from clineval.judges import JudgeCache, JudgeConfig, StructuredJudge, build_judge
 from clineval.judges.base import Usage, as_messages
-from clineval.judges.cache import KEY_VERSION, cache_key, key_prefix, request_key
+from clineval.judges.cache import KEY_VERSION, key_prefix, request_key
 from clineval.judges.openai_compat import OpenAIBackend
 from clineval.judges.structured import json_schema_of, with_schema_instruction
 from clineval.prompts import load_prompt
@@ -123,15 +123,17 @@ async def test_an_entry_under_the_old_key_format_simply_misses(
     path = tmp_path / "cache.db"
     judge = make_judge(llm_server, path)
     msgs = with_schema_instruction(as_messages(MESSAGES), Verdict)
-    old_key = cache_key(
-        {
-            "backend": judge.backend.identity(),
-            "mode": "json_schema",
-            "max_tokens": None,
-            "schema": json_schema_of(Verdict),
-            "messages": msgs,
-        }
-    )
+    # version 1: a SHA-256 of the request's parts as sorted JSON
+    payload = {
+        "backend": judge.backend.identity(),
+        "mode": "json_schema",
+        "max_tokens": None,
+        "schema": json_schema_of(Verdict),
+        "messages": msgs,
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    old_key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert old_key != judge.key_for(MESSAGES, Verdict)
     old = JudgeCache(path)
     old.put(old_key, json.dumps({"explanation": "stale", "rating": 1}), Usage(calls=1))
     old.close()

@@ -13,7 +13,6 @@ import pytest
 from clineval.errors import ConfigError
 from clineval.judges import JudgeCache, JudgeConfig, JudgeError, ScriptedJudge, StructuredJudge, build_judge
 from clineval.judges.base import Judge
-from clineval.judges.cache import cache_key
 from clineval.judges.llm_primitives import (
     PROMPT_NAMES,
     EntailmentAnswer,
@@ -23,6 +22,7 @@ from clineval.judges.llm_primitives import (
     relevant_sentences_schema,
     sentence_types_schema,
 )
+from clineval.judges.openai_compat import OpenAIBackend
 from clineval.judges.primitives import (
     DEFAULT_CATEGORIES,
     Decision,
@@ -32,7 +32,6 @@ from clineval.judges.primitives import (
     Verdict,
 )
 from clineval.judges.scripted import ScriptedBackend, ScriptRule
-from clineval.judges.structured import with_schema_instruction
 from clineval.prompts import load_prompt
 from clineval.testing import ScriptedServer
 
@@ -671,7 +670,8 @@ async def test_prompt_edit_changes_the_cache_key(tmp_path: Path) -> None:
 
 def test_cache_key_follows_the_rendered_prompt() -> None:
     def key(messages: list[Any]) -> str:
-        return cache_key({"messages": with_schema_instruction(messages, EntailmentAnswer)})
+        judge = StructuredJudge(OpenAIBackend(model="m", base_url="http://127.0.0.1:9/v1"))
+        return judge.key_for(messages, EntailmentAnswer)
 
     prompt = load_prompt("entailment")
     base = key(prompt.render(facts=CLAIMS, text=EVIDENCE))

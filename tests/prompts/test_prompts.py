@@ -15,9 +15,16 @@ import yaml
 from pydantic import BaseModel
 
 from clineval.errors import ConfigError
-from clineval.judges.cache import cache_key
-from clineval.judges.llm_primitives import PROMPT_NAMES, FactExtractionAnswer, NumberedAnswer, schema_for
+from clineval.judges.llm_primitives import (
+    PROMPT_NAMES,
+    FactExtractionAnswer,
+    NumberedAnswer,
+    StatementsAnswer,
+    schema_for,
+)
+from clineval.judges.openai_compat import OpenAIBackend
 from clineval.judges.primitives import DEFAULT_CATEGORIES
+from clineval.judges.structured import StructuredJudge
 from clineval.prompts import (
     PromptExample,
     PromptTemplate,
@@ -298,7 +305,8 @@ def test_unknown_and_missing_prompts() -> None:
 def test_prompt_text_is_part_of_the_cache_key() -> None:
     def key(prompt: PromptTemplate) -> str:
         messages = prompt.render(**SAMPLE_VARIABLES["statements"])
-        return cache_key({"messages": [m.model_dump() for m in messages]})
+        judge = StructuredJudge(OpenAIBackend(model="m", base_url="http://127.0.0.1:9/v1"))
+        return judge.key_for(messages, StatementsAnswer)
 
     prompt = load_prompt("statements")
     assert key(prompt) == key(load_prompt("statements"))

@@ -40,12 +40,6 @@ KEY_VERSION = b"clineval-judge-cache/2\n"
 re-encoding of the request's parts instead of its body."""
 
 
-def cache_key(payload: dict[str, Any]) -> str:
-    """A stable SHA-256 of a JSON-serialisable payload (keys sorted)."""
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def key_prefix(identity: dict[str, Any]) -> bytes:
     """The part of a request's key that is not in its body (computed once per judge):
     :data:`KEY_VERSION` and ``identity`` as sorted JSON."""

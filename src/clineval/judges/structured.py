@@ -177,6 +177,14 @@ class StructuredJudge:
         self._encode: Callable[..., bytes] | None = getattr(backend, "encode_request", None)
         self._key_prefix: bytes | None = None
 
+    def key_for(
+        self, messages: MessagesLike, schema: type[BaseModel], *, max_tokens: int | None = None
+    ) -> str:
+        """The cache key under which :meth:`ask` looks up and stores this request's answer."""
+        msgs = with_schema_instruction(as_messages(messages), schema)
+        limit = max_tokens if max_tokens is not None else self.max_tokens
+        return self._request_key(msgs, schema, json_schema_of(schema), limit)[0]
+
     def _request_key(
         self,
         msgs: list[dict[str, str]],
