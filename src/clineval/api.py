@@ -215,6 +215,16 @@ def _given(value: Any) -> bool:
     return value is not UNSET
 
 
+def _built_agent(config: RunConfig) -> AgentFn:
+    """The agent the configuration names; on Ray, a class is created on each worker, not here."""
+    assert config.agent is not None
+    if config.executor == "ray":
+        from clineval.runner.ray_executor import agent_for_workers
+
+        return agent_for_workers(config.agent, config.folder)
+    return build_agent(config.agent, config.folder)
+
+
 def _connect_executor(config: RunConfig) -> None:
     """Reach the Ray cluster of a run on Ray before anything is stored (a clear error if it cannot)."""
     if config.executor == "ray":
@@ -404,7 +414,7 @@ async def aevaluate(
     if agent is not None and callable(agent) and not isinstance(agent, AgentConfig):
         agent_fn = agent
     elif config.agent is not None:
-        agent_fn = build_agent(config.agent, config.folder)
+        agent_fn = _built_agent(config)
     else:
         agent_fn = None
 
@@ -533,7 +543,7 @@ async def _resume(
                         "with evaluate(..., agent=<the same agent>, resume=RUN_ID)"
                     )
             else:
-                agent_fn = build_agent(config.agent, config.folder)
+                agent_fn = _built_agent(config)
         judge_instance = session.judge(judge_obj)
         if judge_config is not None or judge_obj is not None or judge_concurrency is not None:
             record.judge = _judge_record(judge_instance, config.judge if judge_obj is None else None, built)

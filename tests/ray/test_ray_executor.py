@@ -79,6 +79,17 @@ def resources_agent(query: str) -> dict[str, Any]:
     return {**echo_agent(query), "resources": assigned, "pid": os.getpid()}
 
 
+class PidAgent:
+    """An agent class, as one that loads a model in ``__init__``: says which process created it."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.built_in = os.getpid()
+
+    def __call__(self, query: str) -> dict[str, Any]:
+        return {**echo_agent(query), "built_in": self.built_in, "pid": os.getpid(), "prefix": self.prefix}
+
+
 def words(case: Case) -> float:
     """A metric of this module: the response's word count (deterministic)."""
     return float(len((case.response or "").split()))
@@ -189,7 +200,7 @@ def test_a_worker_killed_mid_shard_is_retried_without_lost_or_duplicated_results
     assert {k: v for k, v in scores(result.results).items() if k[0] < "c-0020"} == scores(reference.results)
 
 
-def test_the_agent_resource_request_goes_to_ray(ray_local: Any, tmp_path: Path) -> None:
+def test_resources_go_to_ray_and_an_agent_class_is_built_there(ray_local: Any, tmp_path: Path) -> None:
     result = evaluate(
         make_cases(6),
         ["rouge"],
@@ -203,6 +214,13 @@ def test_the_agent_resource_request_goes_to_ray(ray_local: Any, tmp_path: Path) 
     extras = [c.metadata["agent_output"] for c in result.cases]
     assert all(e["resources"] == {"CPU": 2.0} for e in extras)
     assert len({e["pid"] for e in extras}) == 1  # two CPUs each: one worker fits the cluster
+    # an agent class named in the settings is created on each worker (its model would load there)
+    from clineval.config import AgentConfig
+
+    named = AgentConfig(target=f"{Path(__file__)}:PidAgent", args={"prefix": "p"})
+    built = evaluate(make_cases(6), ["rouge"], agent=named, judge="none", store=None, executor="ray")
+    outputs = [c.metadata["agent_output"] for c in built.cases]
+    assert all(o["built_in"] == o["pid"] != os.getpid() and o["prefix"] == "p" for o in outputs)
     with pytest.raises(ConfigError, match=r"num_gpus=1 per Ray worker; the Ray cluster has 0 GPU"):
         evaluate(
             make_cases(2),

@@ -52,11 +52,11 @@ from clineval.redaction import redact as mask_secrets
 from clineval.runner.progress import NullProgress, ProgressReporter
 
 if TYPE_CHECKING:
-    from clineval.config import RunConfig
+    from clineval.config import AgentConfig, RunConfig
     from clineval.judges.base import Judge
     from clineval.judges.config import JudgeConfig
     from clineval.metrics.base import Metric
-    from clineval.runner.agent import AgentFn, AgentSettings
+    from clineval.runner.agent import AgentCaller, AgentFn, AgentSettings
     from clineval.runner.engine import RunOutcome, RunPlan
     from clineval.store.sqlite import RunStore
 
@@ -141,6 +141,43 @@ class WorkerJudge:
 
 
 @dataclass
+class DeferredAgent:
+    """An agent class named in the run's settings, created on each worker (where it may load a
+    model onto the worker's GPU), not on the driver. The class travels pickled (by value when
+    it is in a user's file), so the workers need no copy of the file."""
+
+    target: str
+    cls: type
+    args: dict[str, Any]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"the agent {self.target!r} is created and called on the Ray workers")
+
+    def build(self) -> AgentFn:
+        try:
+            agent = self.cls(**self.args)
+        except TypeError as exc:
+            raise ConfigError(f"agent {self.target!r}: cannot be created with {self.args}: {exc}") from None
+        if not callable(agent):
+            raise ConfigError(f"agent {self.target!r} is not callable")
+        return agent  # type: ignore[no-any-return]
+
+
+def agent_for_workers(config: AgentConfig, base_dir: Path | None) -> AgentFn:
+    """The agent of a run on Ray: a class as a :class:`DeferredAgent` (imported and checked
+    here, created on the workers); a function as it is."""
+    import inspect
+
+    from clineval.config import build_agent
+    from clineval.importing import import_object
+
+    obj = import_object(config.target, base_dir=base_dir, what="agent")
+    if inspect.isclass(obj):
+        return DeferredAgent(config.target, obj, dict(config.args))
+    return build_agent(config, base_dir)
+
+
+@dataclass
 class WorkerSpec:
     """Everything a worker needs to run shards of one run; sent once, pickled (cloudpickle)."""
 
@@ -216,15 +253,9 @@ class ShardRunner:
     """A worker's state for one run: the agent caller, metrics and judge, built once."""
 
     def __init__(self, spec: WorkerSpec):
-        from clineval.runner.agent import AgentCaller
-
         self.spec = spec
         self.metrics = {m.name: m for m in spec.metrics}
-        self.caller = (
-            AgentCaller(spec.agent, spec.agent_settings)
-            if spec.agent is not None and spec.agent_settings is not None
-            else None
-        )
+        self.caller: AgentCaller | None = None
         self._judge: Judge | None = None
         self._judge_ready = False
         self._scoring: asyncio.Semaphore | None = None
@@ -252,6 +283,12 @@ class ShardRunner:
         from clineval.runner.engine import _selects
 
         judge = self.judge()
+        if self.caller is None and self.spec.agent is not None and self.spec.agent_settings is not None:
+            from clineval.runner.agent import AgentCaller
+
+            agent = self.spec.agent
+            built = agent.build() if isinstance(agent, DeferredAgent) else agent  # a class: created here
+            self.caller = AgentCaller(built, self.spec.agent_settings)
         if self._scoring is None:
             self._scoring = asyncio.Semaphore(max(1, self.spec.scoring_concurrency))
         scoring = self._scoring
