@@ -168,13 +168,15 @@ def agent_for_workers(config: AgentConfig, base_dir: Path | None) -> AgentFn:
     here, created on the workers); a function as it is."""
     import inspect
 
-    from clineval.config import build_agent
-    from clineval.importing import import_object
+    from clineval.importing import build_object, import_object
 
     obj = import_object(config.target, base_dir=base_dir, what="agent")
     if inspect.isclass(obj):
         return DeferredAgent(config.target, obj, dict(config.args))
-    return build_agent(config, base_dir)
+    agent = build_object(config.target, config.args, base_dir=base_dir, what="agent")
+    if not callable(agent):
+        raise ConfigError(f"agent {config.target!r} is not callable")
+    return agent  # type: ignore[no-any-return]
 
 
 @dataclass
