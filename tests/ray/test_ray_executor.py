@@ -386,3 +386,14 @@ def test_an_unpicklable_agent_stops_the_run_with_the_reason(ray_local: Any, tmp_
     assert "build what cannot be pickled inside the agent" in message
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT status FROM runs").fetchall() == [("failed",)]
+
+
+def test_ray_is_imported_only_by_a_run_on_ray() -> None:
+    import subprocess
+
+    code = (
+        "import sys, clineval, clineval.api, clineval.cli.main, clineval.runner.engine, clineval.config; "
+        "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith(('ray.', 'clineval.runner.ray'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
