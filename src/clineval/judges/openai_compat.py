@@ -240,7 +240,10 @@ class OpenAIBackend:
             self._session = aiohttp.ClientSession(
                 headers=self._headers,
                 connector=aiohttp.TCPConnector(limit=self._concurrency),
-                timeout=aiohttp.ClientTimeout(total=self.policy.timeout_s),
+                # No timer of aiohttp's own: every request runs under the attempt's timeout
+                # (call_with_retries, policy.timeout_s), and a second timer per request costs
+                # CPU on the event loop for nothing.
+                timeout=aiohttp.ClientTimeout(total=None),
                 # Proxy settings are read once (see _proxy_for), not looked up on every request.
                 trust_env=False,
             )
@@ -369,7 +372,7 @@ class OpenAIBackend:
                 on_retry=note_retry,
                 pace=None if budget is None else budget.acquire,
             )
-            return dataclasses.replace(completion, attempts=sent)
+            return completion if sent == 1 else dataclasses.replace(completion, attempts=sent)
         except EndpointError as exc:
             if exc.status_code in (401, 403):
                 hint = "check the API key"
