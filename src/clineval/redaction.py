@@ -170,27 +170,68 @@ def redact_json(text: str) -> str:
     return masked
 
 
-def dumps_redacted(value: Any) -> str:
-    """``json.dumps(redact_data(value), ensure_ascii=False)``, without visiting every string
-    when the encoded value holds nothing to mask.
-
-    Exact: JSON escapes only quotes, backslashes and control characters, none of which is
-    part of a secret pattern's hint or lower-cases to one, so a string that holds a secret
-    value (in its raw or escaped spelling, both masked) or a hint leaves it in the encoded
-    text too; a text with neither is unchanged by masking."""
-    text = json.dumps(value, ensure_ascii=False)
-    if nothing_to_mask(text):
-        return text
-    return json.dumps(redact_data(value), ensure_ascii=False)
+_PLAIN = (int, float, bool, type(None))
 
 
-def nothing_to_mask(text: str) -> bool:
-    """True when :func:`redact` leaves ``text``, and every piece of it, unchanged: no secret
-    value and no hint of a credential pattern occurs in it (a cheap test for a whole record
-    before masking each of its strings)."""
-    if _ALWAYS_TRIED or any(v in text for v in secret_values()):
-        return False
-    return _ANY_HINT.search(text.lower()) is None
+class Masker:
+    """:func:`redact` and :func:`redact_data` for many records in a row (an export): the
+    values to mask are looked up once, when the masker is made, and each short string (keys,
+    metric names, labels: the same in every record) is masked once and remembered."""
+
+    SHORT = 80
+    REMEMBERED = 50_000
+
+    def __init__(self) -> None:
+        self._values = secret_values()
+        self._memo: dict[str, str] = {}
+
+    def text(self, text: str) -> str:
+        if not text:
+            return text
+        if len(text) > self.SHORT:
+            return _redact(text, self._values)
+        masked = self._memo.get(text)
+        if masked is None:
+            if len(self._memo) >= self.REMEMBERED:
+                self._memo.clear()
+            masked = self._memo[text] = _redact(text, self._values)
+        return masked
+
+    def data(self, value: Any) -> Any:
+        """``redact_data(value)``."""
+        kind = type(value)
+        if kind is dict:  # the usual types first, without the abstract-class checks
+            return {self.text(k) if type(k) is str else k: self.data(v) for k, v in value.items()}
+        if kind is str:
+            return self.text(value)
+        if kind in _PLAIN:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {self.text(k) if isinstance(k, str) else k: self.data(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.data(v) for v in value]
+        return value
+
+    def nothing_to_mask(self, text: str) -> bool:
+        """True when masking leaves ``text``, and every piece of it, unchanged: no value to
+        mask and no hint of a credential pattern occurs in it (a cheap test of a whole record).
+
+        Exact for the JSON of a record: JSON escapes only quotes, backslashes and control
+        characters, none of which is part of a hint or lower-cases to one, so a string that
+        holds a value to mask (in its raw or escaped spelling, both masked) or a hint leaves
+        it in the encoded text too."""
+        if _ALWAYS_TRIED or any(v in text for v in self._values):
+            return False
+        return _ANY_HINT.search(text.lower()) is None
+
+    def dumps(self, value: Any) -> str:
+        """``json.dumps(redact_data(value), ensure_ascii=False)``."""
+        text = json.dumps(value, ensure_ascii=False)
+        if self.nothing_to_mask(text):
+            return text
+        return json.dumps(self.data(value), ensure_ascii=False)
 
 
 def redact_data(value: Any) -> Any:

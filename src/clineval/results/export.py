@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from clineval.model import Case, ResultRecord
-from clineval.redaction import dumps_redacted, nothing_to_mask, redact, redact_data
+from clineval.redaction import Masker, redact, redact_data
 from clineval.results.frames import long_rows, wide_rows
 from clineval.results.result import EvalResult
 from clineval.results.stored import StoredResult
@@ -104,8 +104,9 @@ _CSV_CHUNK = 2000
 
 def _write_streamed(result: StoredResult, fmt: str, handle: IO[str]) -> None:
     if fmt == "jsonl":
+        masker = Masker()
         for case, results in result.iter_cases():
-            handle.write(dumps_redacted(_jsonl_row(result.run.id, case, _scores(results))) + "\n")
+            handle.write(masker.dumps(_jsonl_row(result.run.id, case, _scores(results))) + "\n")
         return
     if fmt == "csv":
         with result._store() as store:
@@ -221,16 +222,17 @@ def _write_csv(
         pd.DataFrame(columns=header).to_csv(handle, index=False)
         return
     first = True
+    masker = Masker()
     for rows in chunks():
         for row in rows:
             for name in as_float:
                 value = row.get(name)
                 if isinstance(value, int):
                     row[name] = float(value)
-            if not nothing_to_mask(json.dumps(row, ensure_ascii=False)):
+            if not masker.nothing_to_mask(json.dumps(row, ensure_ascii=False)):
                 for name, value in row.items():
                     if isinstance(value, str):
-                        row[name] = redact(value)
+                        row[name] = masker.text(value)
         frame = pd.DataFrame(rows, columns=names, dtype=object)
         frame.columns = header
         frame.to_csv(handle, index=False, header=first)
