@@ -60,6 +60,8 @@ class RunPlan:
     keep_results: bool = True
     """Return every case and result in the :class:`RunOutcome`; ``False``: keep none in memory
     (they are in the store), so that a run of any size runs in bounded memory."""
+    executor: Executor | None = None
+    """Where the work runs: None in this process; e.g. :class:`~clineval.runner.ray_executor.RayExecutor`."""
 
     def case_chunks(self, store: RunStore) -> Iterator[list[Case]]:
         """The cases in dataset order, a chunk at a time (from the store when ``cases`` is ``None``)."""
@@ -69,9 +71,6 @@ class RunPlan:
         size = store.stream_chunk
         for start in range(0, len(self.cases), size):
             yield list(self.cases[start : start + size])
-
-    executor: Executor | None = None
-    """Where the work runs: None in this process; e.g. :class:`~clineval.runner.ray_executor.RayExecutor`."""
 
 
 class Executor(Protocol):
