@@ -33,6 +33,12 @@ def test_the_example_simulates_and_scores_offline(tmp_path: Path) -> None:
     assert len(saved) == 8 and {c.patient_id for c in saved} == {"tb-001", "tb-002", "tb-003"}
     assert all(any(m.tool_calls for m in c.messages) for c in saved)
     # a second run over the same folder reads the saved trials instead of simulating again
-    again = simulate_and_score(config, store=str(tmp_path / "runs.db"), progress=False)
+    # (which trials are reused does not depend on the metrics: the second run scores only
+    # the routing ones, which need no judge, rather than judging the histories again)
+    routing = config.model_copy(update={"metrics": config.metrics[:2]})
+    again = simulate_and_score(routing, store=str(tmp_path / "runs.db"), progress=False)
+    routed = [r for r in again.results if r.metric.endswith("_selection_accuracy")]
+    assert len(routed) == 2 * n and all(r.score.value == 1.0 for r in routed)  # the same routing
+    assert "history_tbfact" not in {r.metric for r in again.results}
     outputs = [c.metadata.get("agent_output") for c in again.cases]
     assert all(isinstance(o, dict) and o.get("from_saved") for o in outputs), json.dumps(outputs[0])[:300]
