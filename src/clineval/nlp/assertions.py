@@ -103,6 +103,11 @@ _CUE_SPECS: list[tuple[str, tuple[str, ...], Direction, int]] = [
     ("can not exclude", ("possible",), "forward", 8),
     ("could not rule out", ("possible",), "forward", 8),
     ("not necessarily", ("possible",), "forward", 6),
+    # "does not usually turn into pneumonia": a frequency (it is uncommon), not a denial
+    ("not usually", ("possible",), "forward", 6),
+    ("not typically", ("possible",), "forward", 6),
+    ("not commonly", ("possible",), "forward", 6),
+    ("not often", ("possible",), "forward", 6),
     ("not sure", ("possible",), "forward", 8),
     ("not certain", ("possible",), "forward", 8),
     ("not clear", ("possible",), "forward", 8),

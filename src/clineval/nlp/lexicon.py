@@ -1214,3 +1214,47 @@ NUMBER_WORDS: dict[str, str] = {
     "hundred": "100",
     "half": "0.5",
 }
+
+#: People who give care ("ask your doctor or pharmacist"): they name who to see, never a
+#: diagnosis, drug or organism that a claim's term could have been replaced by.
+CARE_ROLES = frozenset(
+    (
+        "doctor",
+        "doctors",
+        "physician",
+        "physicians",
+        "pharmacist",
+        "pharmacists",
+        "nurse",
+        "nurses",
+        "provider",
+        "providers",
+        "clinician",
+        "clinicians",
+        "specialist",
+        "specialists",
+        "surgeon",
+        "surgeons",
+        "therapist",
+        "therapists",
+        "dentist",
+        "dentists",
+        "practitioner",
+        "practitioners",
+        "professional",
+        "professionals",
+        "caregiver",
+        "caregivers",
+        "dermatologist",
+        "gynecologist",
+        "urologist",
+        "cardiologist",
+        "neurologist",
+        "psychiatrist",
+        "psychologist",
+        "pediatrician",
+        "obstetrician",
+        "midwife",
+        "paramedic",
+    )
+)

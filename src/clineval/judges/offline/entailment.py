@@ -55,6 +55,7 @@ from clineval.nlp.clinical import DateMention, drug_role, is_drug
 from clineval.nlp.embeddings import FloatArray, SentenceEncoder, combine
 from clineval.nlp.lexicon import (
     BODY_SITES,
+    CARE_ROLES,
     CONTRAST_SETS,
     FINDINGS,
     GENERIC_ABNORMALITY,
@@ -83,6 +84,7 @@ _PRONOUN_START = re.compile(
 )
 
 _ORGANISM_STEMS = frozenset(stem(w) for w in ORGANISMS) | ORGANISMS
+_CARE_ROLES = frozenset(stem(w) for w in CARE_ROLES) | CARE_ROLES
 _SITES = frozenset(stem(w) for w in BODY_SITES if w not in ("upper", "lower", "side")) | (
     BODY_SITES - {"upper", "lower", "side"}
 )
@@ -232,6 +234,9 @@ class Comparison:
     hedge: str | None = None
     """An assertion difference short of a contradiction (hedged, hypothetical, resolved)."""
     hedge_polarity: tuple[str, str] | None = None
+    graded: float = 0.0
+    """The support, plus close-in-meaning credit for clinical terms the span does not
+    state: the credit of a ``partial`` verdict (never the label)."""
     single: bool = True
     whole: bool = False
     """Compared with the whole evidence rather than one or two spans."""
@@ -340,6 +345,16 @@ def _compare(
         }
     credit = got + sum(a.weights[term] * value for term, value in comp.soft.items())
     comp.support = min(1.0, credit / total) if total else 0.0
+    comp.graded = comp.support
+    if comp.strict_missing and total:
+        # The grade of a partly supported claim: a clinical term the span does not state
+        # but names something close to ("proctitis" / "rectal sores") earns credit by its
+        # nearest contextual neighbour, as other words do. Only the grade: the term is
+        # still missing, so the claim is never entailed by it.
+        words = [x for x in comp.strict_missing if not x.startswith(("q:", "d:", "n:")) and _softly(x)]
+        near = soft_scores(claim, words, matrix)
+        extra = sum(a.weights[term] * _soft_credit(cos, t) for term, cos in near.items())
+        comp.graded = min(1.0, (credit + extra) / total)
     if conflicts:
         _check_conflicts(a, span, comp, t)
     elif polarity:
@@ -531,6 +546,7 @@ def _polarity_conflict(
         return True
     if (
         problems
+        and not (_generic(claim) and _generic(span))
         and len(others) * 2 >= len(problems)
         and comp.coverage >= 0.6
         and _about_same(claim, comp, set(), t)
@@ -751,6 +767,7 @@ def _rivals(
         return []
     used = set(comp.matched.values())
     contrast = _CONTRAST_OF.get(term, frozenset())
+    role = drug_role(term)
     out = []
     for other, (start, _) in span.term_spans.items():
         if other in used or other.startswith(("q:", "d:", "n:")) or not slot[0] <= start < slot[1]:
@@ -761,6 +778,10 @@ def _rivals(
             if not c.startswith("q:")
         ):
             continue  # the same word, or one inside the other ("pneumothorax", "hydropneumothorax")
+        if other in _CARE_ROLES:
+            continue  # who to see ("ask your pharmacist"), not what the claim names instead
+        if role is not None and stem(other) == stem(role):
+            continue  # the drug's own class ("clobetasol" / "topical steroid"): vaguer, not another drug
         if kind == "qualifier":
             if other in _CONTRAST_OF.get(term, frozenset()) and not _same_class(term, other):
                 out.append(other)
@@ -975,7 +996,7 @@ def _decide(comp: Comparison, claim: Analysis, t: Thresholds) -> _Decision:
                     f"{whole}coverage check: main concept found, "
                     f"not found: {_describe_missing(comp)}; {stats}"
                 ),
-                support=support,
+                support=max(support, comp.graded),
             ),
             support,
         )
@@ -1128,6 +1149,7 @@ def _check_one(
         )
         comp.single, comp.whole = False, True
         comp.support = max(0.0, comp.support - t.whole_evidence_penalty)
+        comp.graded = max(0.0, comp.graded - t.whole_evidence_penalty)
         decision = _decide(comp, a, t)
         if decision.verdict.label == "entailed" and _reported(a):
             # What happened to a patient is stated in one place: words found here and there
