@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,12 @@ def clineval(*args: str, cwd: Path, timeout: float = 120) -> subprocess.Complete
         timeout=timeout,
         env=_env(),
     )
+
+
+def clineval_together(*commands: list[str], cwd: Path) -> list[subprocess.CompletedProcess[str]]:
+    """Independent commands (none writes what another reads), two at a time: the machine's cores."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda args: clineval(*args, cwd=cwd), commands))
 
 
 def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
@@ -229,7 +236,11 @@ def check_after_kill(folder: Path, db: Path, run_id: str, how: str) -> None:
     present = _query(db, "SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,))[0][0]
     if status == "completed":
         assert present == EXPECTED_PAIRS, f"{how}: a completed run with {present} of {EXPECTED_PAIRS} results"
-    shown = clineval("show", run_id, "--store", str(db), "--fail-under", "token_f1=0", cwd=folder)
+    shown, listed = clineval_together(
+        ["show", run_id, "--store", str(db), "--fail-under", "token_f1=0"],
+        ["runs", "--store", str(db)],
+        cwd=folder,
+    )
     _no_traceback(shown)
     if present < EXPECTED_PAIRS or status != "completed":
         assert shown.returncode == 2, (how, shown.returncode, shown.stdout, shown.stderr)
@@ -237,7 +248,6 @@ def check_after_kill(folder: Path, db: Path, run_id: str, how: str) -> None:
         assert f"clineval run --resume {run_id}" in shown.stderr, shown.stderr
     else:
         assert shown.returncode == 0, (how, shown.stderr)
-    listed = clineval("runs", "--store", str(db), cwd=folder)
     _no_traceback(listed)
     if status == "running":  # killed: its process is gone, so the list says it stopped
         assert "stopped" in listed.stdout and f"clineval run --resume {run_id}" in listed.stdout, (
@@ -411,46 +421,54 @@ def test_kill_inside_retry_errors_never_leaves_a_completed_run_with_missing_resu
 
 
 def test_completed_run_with_missing_results_is_refused_by_gates_and_flagged(
-    workspace: Path, tmp_path: Path
+    workspace: Path, reference: dict[str, tuple[Any, ...]], tmp_path: Path
 ) -> None:
     """A record that says ``completed`` but lacks results (a store edited by hand, or written
     by an older clineval) is caught by counting the results, not trusted for its status."""
     db = tmp_path / "runs.db"
-    for _ in range(2):
-        done = clineval(*_run_args(workspace, db), cwd=workspace)
-        assert done.returncode == 0, done.stderr
+    # the base run: a copy of the uninterrupted reference run (the same configuration)
+    with sqlite3.connect(workspace / "reference.db") as source, sqlite3.connect(db) as target:
+        source.backup(target)
+    done = clineval(*_run_args(workspace, db), cwd=workspace)
+    assert done.returncode == 0, done.stderr
     (base, _), (run_id, _) = _runs(db)
     with sqlite3.connect(db) as conn:
         conn.execute("DELETE FROM results WHERE run_id = ? AND case_id >= 'c30'", (run_id,))
     assert _runs(db)[1] == (run_id, "completed")
 
-    gated = clineval("show", run_id, "--store", str(db), "--fail-under", "token_f1=0", cwd=workspace)
+    gated, shown, baseline = clineval_together(
+        ["show", run_id, "--store", str(db), "--fail-under", "token_f1=0"],
+        ["show", run_id, "--store", str(db)],
+        _run_args(workspace, db, "--no-regression-vs", run_id),
+        cwd=workspace,
+    )
     _no_traceback(gated)
     assert gated.returncode == 2
     assert f"run {run_id} is marked completed but has 30 of 40 cases scored" in gated.stderr
     assert "gates need a completed run" in gated.stderr
 
-    shown = clineval("show", run_id, "--store", str(db), cwd=workspace)
     assert shown.returncode == 0, shown.stderr
     assert "30 of 40 cases scored" in shown.stderr and "warning" in shown.stderr
 
-    baseline = clineval(*_run_args(workspace, db, "--no-regression-vs", run_id), cwd=workspace)
     _no_traceback(baseline)
     assert baseline.returncode == 2 and "gates need a completed run" in baseline.stderr
     assert len(_runs(db)) == 2  # refused before anything ran
 
     with sqlite3.connect(db) as conn:  # as a store written by a clineval that did not count
         conn.execute("DELETE FROM expected_results WHERE run_id = ?", (run_id,))
-    older = clineval("show", run_id, "--store", str(db), "--fail-over", "latency=100", cwd=workspace)
+    older, compared, as_json, refused = clineval_together(
+        ["show", run_id, "--store", str(db), "--fail-over", "latency=100"],
+        ["compare", base, run_id, "--store", str(db)],
+        ["compare", base, run_id, "--store", str(db), "--json", "-"],
+        ["compare", base, run_id, "--store", str(db), "--fail-on-regression"],
+        cwd=workspace,
+    )
     assert older.returncode == 2 and "30 of 40 cases scored" in older.stderr, older.stderr
 
-    compared = clineval("compare", base, run_id, "--store", str(db), cwd=workspace)
     assert compared.returncode == 0, compared.stderr
     assert "warning: run " in compared.stdout and "30 of 40 cases scored" in compared.stdout
-    as_json = clineval("compare", base, run_id, "--store", str(db), "--json", "-", cwd=workspace)
     assert any("30 of 40 cases scored" in w for w in json.loads(as_json.stdout)["warnings"])
     assert "30 of 40 cases scored" in as_json.stderr
-    refused = clineval("compare", base, run_id, "--store", str(db), "--fail-on-regression", cwd=workspace)
     _no_traceback(refused)
     assert refused.returncode == 2 and "gates need a completed run" in refused.stderr
 

@@ -8,6 +8,7 @@ worst cases and the large-run case table in process, with hand-computed means.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -83,6 +84,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@functools.cache  # the module's store is only read after the fixture: one `clineval runs` per name
 def _run_id(store: Path, name: str) -> str:
     proc = _cli(["runs", "--store", str(store), "--name", name], store.parent)
     match = re.search(r"^\S*\s*(\d{8}-\d{6}-[0-9a-f]{4})\b.*" + name, proc.stdout, flags=re.M)
@@ -213,7 +215,16 @@ def test_compare_html(store: Path, tmp_path: Path) -> None:
 def test_suite_and_radiology_benchmark_tables(tmp_path: Path) -> None:
     """A suite run's report has the suite's case table; a benchmark run's, its summary."""
     path = tmp_path / "s.db"
-    proc = _cli(["run", "examples/prior_auth/suite.yaml", "--store", str(path), "-q"], ROOT)
+    # a two-case suite (the prior-auth example's own run is checked in tests/examples)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "s:\n  description: d\n  pipeline:\n    class: tests.suites.standins:Recording\n"
+        "  evaluators: [{name: E, class: clineval.suites.evaluators:ExactMatch}]\n  cases: [s.1, s.2]\n"
+        "s.1:\n  metrics: [E]\n  evaluations: [{query: answer, ground_truth: 'yes'}]\n"
+        "s.2:\n  metrics: [E]\n  evaluations: [{query: answer, ground_truth: 'no'}]\n",
+        encoding="utf-8",
+    )
+    proc = _cli(["run", str(suite), "--store", str(path), "-q"], ROOT)
     assert proc.returncode == 0, proc.stderr
     args = ["radbench", "run", "--core", "greedy", "-n", "1", "--condition", "baseline", "--task", "1"]
     proc = _cli([*args, "--store", str(path), "-q"], tmp_path)
