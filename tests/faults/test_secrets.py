@@ -19,6 +19,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ SERVICE_TOKEN = "svc-live-7Hq2Zr9LmK4pX8wB"
 JUDGE_KEY = "sk-judge-key-5f1e9c2a7b3d4e6f"
 ECHOED = "sk-test-0123456789abcdefXYZ"
 SECRETS = (SERVICE_TOKEN, JUDGE_KEY, ECHOED, "0123456789abcdefXYZ", "7Hq2Zr9LmK4pX8wB")
+FORMATS = ("jsonl", "csv", "long-csv")
 GOOD = {"explanation": "Matches the reference.", "rating": 5}
 
 AGENT = """
@@ -146,18 +148,22 @@ def test_no_secret_in_store_terminal_exports_or_junit(llm_server: ScriptedServer
     runs = _cli("runs", "--store", "runs.db", cwd=tmp_path)
     outputs.append(("runs", runs))
     exports: dict[tuple[str, str], str] = {}
-    for run_id in run_ids:
-        outputs.append(("show", _cli("show", run_id, "--cases", "--store", "runs.db", cwd=tmp_path)))
-        for fmt in ("jsonl", "csv", "long-csv"):
-            proc = _cli("export", run_id, "--format", fmt, "-o", "-", "--store", "runs.db", cwd=tmp_path)
+    # the reads of the stored runs are independent: two at a time (the machine's cores)
+    reads = [("show", run_id, "--cases") for run_id in run_ids]
+    reads += [("export", run_id, "--format", fmt, "-o", "-") for run_id in run_ids for fmt in FORMATS]
+    reads += [("export", run_id, "--format", "csv", "-o", f"{run_id}.csv") for run_id in run_ids]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(lambda args: _cli(*args, "--store", "runs.db", cwd=tmp_path), reads))
+    for args, proc in zip(reads, done, strict=True):
+        if args[0] == "show":
+            outputs.append(("show", proc))
+        elif args[-1] == "-":
             assert proc.returncode == 0, proc.stderr
-            outputs.append((f"export {fmt}", proc))
-            exports[(run_id, fmt)] = proc.stdout
-        written = _cli(
-            "export", run_id, "--format", "csv", "-o", f"{run_id}.csv", "--store", "runs.db", cwd=tmp_path
-        )
-        assert written.returncode == 0, written.stderr
-        _assert_clean(f"{run_id}.csv", (tmp_path / f"{run_id}.csv").read_bytes())
+            outputs.append((f"export {args[3]}", proc))
+            exports[(args[1], args[3])] = proc.stdout
+        else:
+            assert proc.returncode == 0, proc.stderr
+            _assert_clean(args[-1], (tmp_path / args[-1]).read_bytes())
 
     for what, proc in outputs:
         assert "Traceback" not in proc.stderr, proc.stderr
