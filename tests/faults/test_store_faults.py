@@ -29,6 +29,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,14 @@ def _cli(
         text=True,
         timeout=timeout,
     )
+
+
+def _cli_together(
+    calls: Sequence[Sequence[str]], cwd: Path, prefix: Sequence[str] = ()
+) -> list[subprocess.CompletedProcess[str]]:
+    """Commands that are independent (each is refused; none writes), two at a time: the cores."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda args: _cli(*args, cwd=cwd, prefix=prefix), calls))
 
 
 def _one_line_error(proc: subprocess.CompletedProcess[str], *needles: str, code: int = 2) -> str:
@@ -258,56 +267,51 @@ def test_unwritable_places_give_one_line_errors(open_dir: Path, restricted: list
     out_dir.mkdir()
     _read_only(data, store, out_dir, open_dir)
 
-    # The default store .clineval/ cannot be created in a read-only working folder.
-    proc = _cli("run", "--data", str(data), "-m", "exact_match", "-q", cwd=open_dir, prefix=restricted)
-    _one_line_error(proc, ".clineval", "permission denied", "--store")
-    # A read-only store file.
-    proc = _cli(
-        "run",
-        "--data",
-        str(data),
-        "-m",
-        "exact_match",
-        "-q",
-        "--store",
-        str(store),
-        cwd=open_dir,
-        prefix=restricted,
-    )
-    _one_line_error(proc, str(store), "permission denied", "--store")
-    # Outputs that cannot be written: the export's default file, --json, --junit.
-    proc = _cli("export", run_id, "--store", str(store), cwd=open_dir, prefix=restricted)
-    _one_line_error(proc, f"{run_id}.jsonl", "permission denied", "-o")
-    proc = _cli(
-        "compare",
-        run_id,
-        run_id,
-        "--json",
-        str(out_dir / "c.json"),
-        "--store",
-        str(store),
-        cwd=open_dir,
-        prefix=restricted,
-    )
-    _one_line_error(proc, "c.json", "permission denied")
-    proc = _cli(
-        "show",
-        run_id,
-        "--fail-under",
-        "exact_match=0",
-        "--junit",
-        str(out_dir / "j.xml"),
-        "--store",
-        str(store),
-        cwd=open_dir,
-        prefix=restricted,
-    )
-    _one_line_error(proc, "j.xml", "permission denied")
-    # Other commands' output files: the reference facts of a run, generated radiology records.
-    facts = ("facts", run_id, "--metric", "token_f1", "-o", str(out_dir / "f.jsonl"), "--store", str(store))
-    _one_line_error(_cli(*facts, cwd=open_dir, prefix=restricted), "f.jsonl", "permission denied")
-    records = ("radbench", "generate", "-n", "2", "-o", str(out_dir / "r.jsonl"))
-    _one_line_error(_cli(*records, cwd=open_dir, prefix=restricted), "r.jsonl", "permission denied")
+    store_ = str(store)
+    # each command, and what its one-line error names
+    cases: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
+        # The default store .clineval/ cannot be created in a read-only working folder.
+        (
+            ("run", "--data", str(data), "-m", "exact_match", "-q"),
+            (".clineval", "permission denied", "--store"),
+        ),
+        # A read-only store file.
+        (
+            ("run", "--data", str(data), "-m", "exact_match", "-q", "--store", str(store)),
+            (str(store), "permission denied", "--store"),
+        ),
+        # Outputs that cannot be written: the export's default file, --json, --junit.
+        (("export", run_id, "--store", str(store)), (f"{run_id}.jsonl", "permission denied", "-o")),
+        (
+            ("compare", run_id, run_id, "--json", str(out_dir / "c.json"), "--store", str(store)),
+            ("c.json", "permission denied"),
+        ),
+        (
+            (
+                "show",
+                run_id,
+                "--fail-under",
+                "exact_match=0",
+                "--junit",
+                str(out_dir / "j.xml"),
+                "--store",
+                store_,
+            ),
+            ("j.xml", "permission denied"),
+        ),
+        # Other commands' output files: the reference facts of a run, generated radiology records.
+        (
+            ("facts", run_id, "--metric", "token_f1", "-o", str(out_dir / "f.jsonl"), "--store", str(store)),
+            ("f.jsonl", "permission denied"),
+        ),
+        (
+            ("radbench", "generate", "-n", "2", "-o", str(out_dir / "r.jsonl")),
+            ("r.jsonl", "permission denied"),
+        ),
+    ]
+    done = _cli_together([args for args, _ in cases], cwd=open_dir, prefix=restricted)
+    for (_, needles), proc in zip(cases, done, strict=True):
+        _one_line_error(proc, *needles)
     assert sorted(p.name for p in out_dir.iterdir()) == []
 
 
@@ -474,14 +478,14 @@ def test_damaged_store_is_refused_by_every_command(tmp_path: Path) -> None:
     _damage(store)
     digest = _sha(store)
     data = _write_data(tmp_path / "cases.jsonl", 3)
-    for args in (
+    commands = (
         ("runs",),
         ("show", run_id),
         ("export", run_id, "-o", str(tmp_path / "x.jsonl")),
         ("compare", run_id, run_id),
         ("run", "--data", str(data), "-m", "exact_match", "-q"),
-    ):
-        proc = _cli(*args, "--store", str(store), cwd=tmp_path)
+    )
+    for proc in _cli_together([(*args, "--store", str(store)) for args in commands], cwd=tmp_path):
         _one_line_error(proc, f"{store}: the run store is damaged (")
     assert _sha(store) == digest, "run wrote into the damaged store"
     assert not (tmp_path / "x.jsonl").exists()
