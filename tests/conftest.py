@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sqlite3
+import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -26,3 +32,50 @@ def llm_server(openai_server: ScriptedServer) -> Iterator[ScriptedServer]:
     """The session's server with no rules, an empty request log and zeroed counters."""
     openai_server.reset()
     yield openai_server
+
+
+# --- the quickstart, run once (tests/cli, tests/viewer, tests/browser) -------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class QuickstartRun:
+    """`clineval run examples/quickstart/quickstart.yaml`, as a user runs it: the installed
+    command, offline (proxies that go nowhere), the default judge. ``store`` is shared: read
+    it, or copy it with ``copy_into`` before writing."""
+
+    done: subprocess.CompletedProcess[str]
+    store: Path
+    run_id: str
+
+    def copy_into(self, target: Path) -> None:
+        """A store at ``target`` holding this run (SQLite's online backup: WAL included)."""
+        with sqlite3.connect(self.store) as source, sqlite3.connect(target) as copy:
+            source.backup(copy)
+
+
+@pytest.fixture(scope="session")
+def quickstart_run(tmp_path_factory: pytest.TempPathFactory) -> QuickstartRun:
+    """The quickstart's run, once per session (about 10 s of CPU each time it is run)."""
+    command = shutil.which("clineval")
+    assert command is not None, "the console script 'clineval' is not installed"
+    folder = tmp_path_factory.mktemp("quickstart")
+    store = folder / "q.db"
+    done = subprocess.run(
+        [command, "run", str(REPO / "examples/quickstart/quickstart.yaml"), "--store", str(store), "-q"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "CLINEVAL_JUDGE": "",
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(store) as conn:
+        ((run_id,),) = conn.execute("SELECT id FROM runs").fetchall()
+    return QuickstartRun(done=done, store=store, run_id=run_id)

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -26,9 +26,12 @@ from tests.browser.helpers import (
     start_viewer,
 )
 
+if TYPE_CHECKING:
+    from tests.conftest import QuickstartRun
+
 
 @pytest.fixture(scope="session")
-def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
+def viewer(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Fixture]:
     """The session's store with every kind of run, served by `clineval view`."""
     reuse = os.environ.get("CLINEVAL_BROWSER_STORE_DIR")  # development: keep the store between sessions
     if reuse and (Path(reuse) / "runs.json").exists():
@@ -37,7 +40,8 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
     else:
         workdir = Path(reuse) if reuse else tmp_path_factory.mktemp("viewer-store")
         workdir.mkdir(parents=True, exist_ok=True)
-        fx = build_store(workdir)
+        quickstart: QuickstartRun = request.getfixturevalue("quickstart_run")  # only when building
+        fx = build_store(workdir, quickstart)
         (workdir / "runs.json").write_text(json.dumps(fx.runs), encoding="utf-8")
     proc = start_viewer(fx)
     try:

@@ -30,9 +30,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.conftest import QuickstartRun
 
 try:
     from playwright.sync_api import expect
@@ -131,10 +134,13 @@ def _run_chain(commands: list[tuple[str, list[str]]], workdir: Path, env: dict[s
     return ids
 
 
-def build_store(workdir: Path) -> Fixture:
-    """Fill a fresh store as a user would, in two parallel chains of CLI commands (2 cores)."""
+def build_store(workdir: Path, quickstart: QuickstartRun) -> Fixture:
+    """Fill a fresh store as a user would, in two parallel chains of CLI commands (2 cores),
+    on a copy of the session's quickstart run (tests/conftest.py)."""
     store = workdir / "store.db"
     fx = Fixture(store=store, workdir=workdir)
+    quickstart.copy_into(store)
+    fx.runs["quickstart"] = quickstart.run_id
     env = {**os.environ, "COLUMNS": "200"}
     env.pop("CLINEVAL_STORE", None)
     env.pop("CLINEVAL_JUDGE", None)
@@ -142,10 +148,10 @@ def build_store(workdir: Path) -> Fixture:
     shutil.copytree(EXAMPLES / "tumor_board", tumor_board, ignore=shutil.ignore_patterns("saved"))
     script_data, img_data = _write_markup_data(workdir)
     s = ["--store", str(store), "-q"]
-    # Two chains of about equal length (measured alone: quickstart 10 s, the tumor board 14 s,
-    # each prior-auth suite 9-10 s, patient_qa 5 s, radbench 4 s, the markup runs 1-2 s each).
+    # Two chains of about equal length (measured alone: the tumor board 14 s, each prior-auth
+    # suite 9-10 s, patient_qa 5 s, radbench 4 s, the markup runs 1-2 s each).
     chain_a = [
-        ("quickstart", [clineval_bin(), "run", str(EXAMPLES / "quickstart" / "quickstart.yaml"), *s]),
+        ("patient_qa", [clineval_bin(), "run", str(EXAMPLES / "quickstart" / "patient_qa.yaml"), *s]),
         (
             "xss_script",
             [clineval_bin(), "run", "-d", str(script_data), "-m", "token_f1,exact_match",
@@ -163,7 +169,6 @@ def build_store(workdir: Path) -> Fixture:
         ),
     ]  # fmt: skip
     chain_b = [
-        ("patient_qa", [clineval_bin(), "run", str(EXAMPLES / "quickstart" / "patient_qa.yaml"), *s]),
         (
             "radbench",
             [clineval_bin(), "radbench", "run", "--core", "greedy", "-n", "2",

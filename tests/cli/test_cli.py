@@ -10,10 +10,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from clineval.testing import ScriptedServer
+
+if TYPE_CHECKING:
+    from tests.conftest import QuickstartRun
 
 CASES = [
     {
@@ -285,37 +289,14 @@ def test_ctrl_c_saves_work_and_resume_finishes(tmp_path: Path) -> None:
     assert _count(db) == 40 * 3
 
 
-def test_quickstart_runs_offline_with_the_installed_command(tmp_path: Path) -> None:
-    import shutil
-
-    repo = Path(__file__).resolve().parents[2]
-    command = shutil.which("clineval")
-    assert command is not None, "the console script 'clineval' is not installed"
-    done = subprocess.run(
-        [
-            command,
-            "run",
-            str(repo / "examples/quickstart/quickstart.yaml"),
-            "--store",
-            str(tmp_path / "q.db"),
-            "-q",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={
-            **os.environ,
-            "CLINEVAL_JUDGE": "",
-            "HTTPS_PROXY": "http://127.0.0.1:9",
-            "HTTP_PROXY": "http://127.0.0.1:9",
-        },
-    )
+def test_quickstart_runs_offline_with_the_installed_command(quickstart_run: QuickstartRun) -> None:
+    # the run itself is the session's (tests/conftest.py), which tests/viewer and tests/browser read
+    done = quickstart_run.done
     assert done.returncode == 0, done.stderr
     assert "recommendation_matches" in done.stdout and "By task" in done.stdout
     # the offline judge is the default, and every run it scores says what it is
     assert "judge offline" in done.stdout and "approximat" in done.stdout
-    with sqlite3.connect(tmp_path / "q.db") as conn:
+    with sqlite3.connect(quickstart_run.store) as conn:
         assert conn.execute("SELECT COUNT(*) FROM cases").fetchone()[0] == 25
         assert (
             conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 25 * 13

@@ -10,6 +10,7 @@ flips in one direction are needed (2^-5 = 0.031, 2^-4 = 0.0625): "cannot detect 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -178,40 +179,24 @@ def test_labels_decide_over_values() -> None:
 def test_compare_cli_case_gate_exit_code_and_note(store: tuple[Path, dict[str, str]]) -> None:
     path, ids = store
     env = {"COLUMNS": "250"}
-    statistical = clineval(
-        "compare", ids["a"], ids["b"], "--store", str(path), "--fail-on-regression", cwd=ROOT, env=env
+    compare = ("compare", ids["a"], ids["b"], "--store", str(path))
+    gates = (
+        ("--fail-on-regression",),
+        ("--fail-on-case-regression",),
+        ("--fail-on-case-regression", "exact_match"),
+        ("--fail-on-case-regression=exact=x",),
     )
+    with ThreadPoolExecutor(max_workers=2) as pool:  # four read-only commands, two at a time
+        statistical, gated, named, wrong = pool.map(
+            lambda gate: clineval(*compare, *gate, cwd=ROOT, env=env), gates
+        )
     assert statistical.returncode == 0, statistical.stderr  # the paired test lets it through
     assert "too few cases to detect" in statistical.stdout
     assert "with n=10 McNemar's exact test cannot detect fewer than 6 changed cases" in statistical.stdout
-    gated = clineval(
-        "compare", ids["a"], ids["b"], "--store", str(path), "--fail-on-case-regression", cwd=ROOT, env=env
-    )
     assert gated.returncode == 1, gated.stderr
     assert "FAIL" in gated.stdout and "c03 · exact_match (1 → 0)" in gated.stdout
     assert "c07 · exact_match (1 → 0)" in gated.stdout
-    named = clineval(
-        "compare",
-        ids["a"],
-        ids["b"],
-        "--store",
-        str(path),
-        "--fail-on-case-regression",
-        "exact_match",
-        cwd=ROOT,
-        env=env,
-    )
     assert named.returncode == 1
-    wrong = clineval(
-        "compare",
-        ids["a"],
-        ids["b"],
-        "--store",
-        str(path),
-        "--fail-on-case-regression=exact=x",
-        cwd=ROOT,
-        env=env,
-    )
     assert wrong.returncode == 2 and "is not a number" in wrong.stderr and "Traceback" not in wrong.stderr
 
 

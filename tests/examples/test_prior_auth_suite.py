@@ -4,6 +4,7 @@ case table, and a known regression caught by compare and by the CI gates."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -87,31 +88,47 @@ def test_compare_finds_the_known_regression(runs: tuple[Path, EvalResult, EvalRe
 def test_ci_gates_on_the_stored_runs(runs: tuple[Path, EvalResult, EvalResult], tmp_path: Path) -> None:
     store, baseline, regressed = runs
     report = tmp_path / "report.xml"
-    gated = clineval(
-        "run",
-        str(EXAMPLE / "suite_regressed.yaml"),
-        "--store",
-        str(store),
-        "-q",
-        "--no-regression-vs",
-        baseline.run.id,
-        "--fail-under",
-        "Decision=0.9",
-        "--junit",
-        str(report),
-        cwd=ROOT,
-    )
+    # the gated run and the two compares of the stored runs are independent: run them at once
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        gating = pool.submit(
+            clineval,
+            "run",
+            str(EXAMPLE / "suite_regressed.yaml"),
+            "--store",
+            str(store),
+            "-q",
+            "--no-regression-vs",
+            baseline.run.id,
+            "--fail-under",
+            "Decision=0.9",
+            "--junit",
+            str(report),
+            cwd=ROOT,
+        )
+        compared = clineval(
+            "compare",
+            baseline.run.id,
+            regressed.run.id,
+            "--store",
+            str(store),
+            "--fail-on-regression",
+            cwd=ROOT,
+        )
+        same = clineval(
+            "compare",
+            baseline.run.id,
+            baseline.run.id,
+            "--store",
+            str(store),
+            "--fail-on-regression",
+            cwd=ROOT,
+        )
+    gated = gating.result()
     assert gated.returncode == 1, gated.stderr
     assert "FAIL  fail-under Decision=0.9" in gated.stdout
     assert "FAIL  no-regression-vs" in gated.stdout and "FieldExact" in gated.stdout
     root = ET.parse(report).getroot()
     suites = {s.get("name"): s for s in root}
     assert suites["Decision"].get("failures") == "2" and suites["gates"].get("failures") == "2"
-    compared = clineval(
-        "compare", baseline.run.id, regressed.run.id, "--store", str(store), "--fail-on-regression", cwd=ROOT
-    )
     assert compared.returncode == 1 and "regressed" in compared.stdout
-    same = clineval(
-        "compare", baseline.run.id, baseline.run.id, "--store", str(store), "--fail-on-regression", cwd=ROOT
-    )
     assert same.returncode == 0

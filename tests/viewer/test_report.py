@@ -14,13 +14,18 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from clineval import evaluate
 from clineval.results.result import EvalResult
 from clineval.viewer import report
+
+if TYPE_CHECKING:
+    from tests.conftest import QuickstartRun
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "<script>alert(1)</script>"
@@ -47,6 +52,12 @@ def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _cli_together(*calls: tuple[list[str], Path]) -> list[subprocess.CompletedProcess[str]]:
+    """Independent commands (none reads what another writes), two at a time: the machine's cores."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda call: _cli(*call), calls))
+
+
 def _write_cases(path: Path, responses: dict[str, str]) -> None:
     rows = [
         {
@@ -67,12 +78,12 @@ def _write_cases(path: Path, responses: dict[str, str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The quickstart run, then two runs of three small cases (B worse on two of them)."""
+def store(tmp_path_factory: pytest.TempPathFactory, quickstart_run: QuickstartRun) -> Path:
+    """The quickstart run (the session's, tests/conftest.py), then two runs of three small
+    cases (B worse on two of them)."""
     root = tmp_path_factory.mktemp("report")
     path = root / "store.db"
-    proc = _cli(["run", "examples/quickstart/quickstart.yaml", "--store", str(path), "-q"], ROOT)
-    assert proc.returncode == 0, proc.stderr
+    quickstart_run.copy_into(path)
     before = {"xss-script": "potassium high", "xss-img": "sodium low", "plain": "potassium high today"}
     after = {"xss-script": "potassium normal " + SCRIPT, "xss-img": IMG, "plain": "potassium high today"}
     for name, responses in (("before", before), ("after", after)):
@@ -101,7 +112,11 @@ def _self_contained(html: str) -> None:
 def test_quickstart_report_holds_the_run_and_the_tbfact_evidence(store: Path, tmp_path: Path) -> None:
     quickstart = _run_id(store, "quickstart")
     out = tmp_path / "quickstart.html"
-    proc = _cli(["report", quickstart, "--store", str(store), "-o", str(out)], tmp_path)
+    everything = tmp_path / "all.html"  # with every case's evidence
+    proc, proc_all = _cli_together(
+        (["report", quickstart, "--store", str(store), "-o", str(out)], tmp_path),
+        (["report", quickstart, "--store", str(store), "-o", str(everything), "--worst", "25"], tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"wrote {out}" in proc.stderr
     html = out.read_text(encoding="utf-8")
@@ -117,11 +132,7 @@ def test_quickstart_report_holds_the_run_and_the_tbfact_evidence(store: Path, tm
     assert "agent failed" in html and "no patient named &#39;Whitfield&#39;" in html
     assert html.count('data-metric="tbfact"') >= 19 and "ev-fam-tbfact" in html
     # with every case's evidence, a summary case's facts and the quotes they were checked against
-    everything = tmp_path / "all.html"
-    proc = _cli(
-        ["report", quickstart, "--store", str(store), "-o", str(everything), "--worst", "25"], tmp_path
-    )
-    assert proc.returncode == 0, proc.stderr
+    assert proc_all.returncode == 0, proc_all.stderr
     full = everything.read_text(encoding="utf-8")
     assert len(re.findall(r'<section class="card case-evidence" id="case-\d+"', full)) == 25
     assert "ticagrelor 90 mg twice daily" in full
@@ -129,14 +140,16 @@ def test_quickstart_report_holds_the_run_and_the_tbfact_evidence(store: Path, tm
 
 def test_default_file_name_and_worst_n(store: Path, tmp_path: Path) -> None:
     after = _run_id(store, "after")
-    proc = _cli(["report", after, "--store", str(store), "--worst", "2"], tmp_path)
+    proc, none = _cli_together(
+        (["report", after, "--store", str(store), "--worst", "2"], tmp_path),
+        (["report", after, "--store", str(store), "--worst", "0", "-o", "none.html"], tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr
     target = tmp_path / f"clineval-report-{after}.html"
     assert proc.stderr.strip() == f"wrote clineval-report-{after}.html"
     html = target.read_text(encoding="utf-8")
     assert len(re.findall(r'<section class="card case-evidence"', html)) == 2
-    proc = _cli(["report", after, "--store", str(store), "--worst", "0", "-o", "none.html"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    assert none.returncode == 0, none.stderr
     assert 'class="card case-evidence"' not in (tmp_path / "none.html").read_text(encoding="utf-8")
 
 
@@ -166,14 +179,19 @@ def test_unwritable_output_is_one_line_exit_2(store: Path, tmp_path: Path) -> No
     after = _run_id(store, "after")
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    for target in (str(blocker / "r.html"), str(tmp_path / "no" / "such" / "dir" / "r.html"), str(tmp_path)):
-        proc = _cli(["report", after, "--store", str(store), "-o", target], tmp_path)
+    targets = (str(blocker / "r.html"), str(tmp_path / "no" / "such" / "dir" / "r.html"), str(tmp_path))
+    *refused, unknown = _cli_together(
+        *[(["report", after, "--store", str(store), "-o", target], tmp_path) for target in targets],
+        (["report", "nope", "--store", str(store)], tmp_path),
+    )
+    for target, proc in zip(targets, refused, strict=True):
         assert proc.returncode == 2, (target, proc.stderr)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"error: --out {target}: cannot write"), proc.stderr
         assert "Traceback" not in proc.stderr
-    proc = _cli(["report", "nope", "--store", str(store)], tmp_path)
-    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    assert (
+        unknown.returncode == 2 and unknown.stderr.startswith("error: ") and "Traceback" not in unknown.stderr
+    )
 
 
 def test_png_dir_writes_one_png_per_plot(store: Path, tmp_path: Path) -> None:
