@@ -303,6 +303,31 @@ def reference(workspace: Path) -> dict[str, tuple[Any, ...]]:
     return aggregates
 
 
+@pytest.fixture(scope="module")
+def failed_run(workspace: Path) -> Path:
+    """A store holding a completed run in which the agent failed on 8 cases (read only: copy it)."""
+    db = workspace / "failed.db"
+    (workspace / "fail.flag").touch()
+    try:
+        first = clineval(*_run_args(workspace, db), cwd=workspace)
+    finally:
+        (workspace / "fail.flag").unlink()
+    assert first.returncode == 0, first.stderr
+    ((run_id, status),) = _runs(db)
+    failed = _query(
+        db,
+        "SELECT COUNT(*) FROM outputs WHERE run_id = ? AND json_extract(data, '$.agent_run.failed') = 1",
+        (run_id,),
+    )[0][0]
+    assert status == "completed" and failed == N_CASES // 5
+    return db
+
+
+def _copy_store(source: Path, target: Path) -> None:
+    with sqlite3.connect(source) as conn, sqlite3.connect(target) as copy:
+        conn.backup(copy)
+
+
 @pytest.fixture
 def flags(workspace: Path) -> Iterator[Path]:
     yield workspace
@@ -334,21 +359,18 @@ def kill_and_resume(
 
 
 def kill_retry_errors(
-    folder: Path, db: Path, rng: random.Random, kills: int, reference: dict[str, tuple[Any, ...]]
+    folder: Path,
+    db: Path,
+    rng: random.Random,
+    kills: int,
+    reference: dict[str, tuple[Any, ...]],
+    failed_run: Path,
 ) -> list[str]:
-    """A run in which the agent failed on 8 cases, then ``--resume --retry-errors`` killed
-    ``kills`` times, then resumed with ``--retry-errors`` to completion."""
-    (folder / "fail.flag").touch()
-    first = clineval(*_run_args(folder, db), cwd=folder)
-    assert first.returncode == 0, first.stderr
-    ((run_id, status),) = _runs(db)
-    failed = _query(
-        db,
-        "SELECT COUNT(*) FROM outputs WHERE run_id = ? AND json_extract(data, '$.agent_run.failed') = 1",
-        (run_id,),
-    )[0][0]
-    assert status == "completed" and failed == N_CASES // 5
-    (folder / "fail.flag").unlink()
+    """A run in which the agent failed on 8 cases (a copy of ``failed_run``), then
+    ``--resume --retry-errors`` killed ``kills`` times, then resumed with ``--retry-errors``
+    to completion."""
+    _copy_store(failed_run, db)
+    ((run_id, _),) = _runs(db)
     points: list[str] = []
     for _ in range(kills):
         proc = start("run", "--resume", run_id, "--retry-errors", "--store", str(db), "-q", cwd=folder)
@@ -374,9 +396,9 @@ def test_kills_during_a_run_then_resume(
 
 
 def test_kills_during_resume_retry_errors(
-    flags: Path, reference: dict[str, tuple[Any, ...]], tmp_path: Path
+    flags: Path, reference: dict[str, tuple[Any, ...]], failed_run: Path, tmp_path: Path
 ) -> None:
-    points = kill_retry_errors(flags, tmp_path / "runs.db", random.Random(7), 2, reference)
+    points = kill_retry_errors(flags, tmp_path / "runs.db", random.Random(7), 2, reference, failed_run)
     assert len(points) == 2
 
 
@@ -397,16 +419,13 @@ cli(sys.argv[1:], prog_name="clineval")
 
 
 def test_kill_inside_retry_errors_never_leaves_a_completed_run_with_missing_results(
-    flags: Path, tmp_path: Path
+    flags: Path, failed_run: Path, tmp_path: Path
 ) -> None:
     """A kill after ``--retry-errors`` has started forgetting failed work (here: while the
     judge is being built) leaves either the untouched completed run, or a run that is not
     ``completed``; never a ``completed`` run with cases missing, which a gate would pass."""
     db = tmp_path / "runs.db"
-    (flags / "fail.flag").touch()
-    first = clineval(*_run_args(flags, db), cwd=flags)
-    assert first.returncode == 0, first.stderr
-    (flags / "fail.flag").unlink()
+    _copy_store(failed_run, db)
     ((run_id, _),) = _runs(db)
     killed = subprocess.run(
         [sys.executable, "-c", KILL_AT_JUDGE_BUILD, "run", "--resume", run_id, "--retry-errors",
@@ -633,11 +652,15 @@ def test_a_suite_run_takes_the_lock_and_counts_its_results(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_many_kill_points(flags: Path, reference: dict[str, tuple[Any, ...]], tmp_path: Path) -> None:
+def test_many_kill_points(
+    flags: Path, reference: dict[str, tuple[Any, ...]], failed_run: Path, tmp_path: Path
+) -> None:
     """24 kill points: four runs killed 4 times each, two retry-errors resumes killed 4 times each."""
     points: list[str] = []
     for i in range(4):
         points += kill_and_resume(flags, tmp_path / f"run{i}.db", random.Random(100 + i), 4, reference)
     for i in range(2):
-        points += kill_retry_errors(flags, tmp_path / f"retry{i}.db", random.Random(200 + i), 4, reference)
+        points += kill_retry_errors(
+            flags, tmp_path / f"retry{i}.db", random.Random(200 + i), 4, reference, failed_run
+        )
     assert len(points) == 24
