@@ -224,6 +224,11 @@ _CUE_SPECS: list[tuple[str, tuple[str, ...], Direction, int]] = [
     ("has been ruled out", ("negated",), "backward", 6),
     ("is absent", ("negated",), "backward", 6),
     ("are absent", ("negated",), "backward", 6),
+    # "surgery is not needed (for most sprains)": what comes before is negated, not what follows
+    ("not needed", ("negated",), "backward", 6),
+    ("not required", ("negated",), "backward", 6),
+    ("not necessary", ("negated",), "backward", 6),
+    ("not indicated", ("negated",), "backward", 6),
     ("not seen", ("negated",), "backward", 6),
     ("not present", ("negated",), "backward", 6),
     ("not identified", ("negated",), "backward", 6),

@@ -114,3 +114,38 @@ def test_not_usually_does_not_contradict_a_possibility(primitives: OfflinePrimit
     label, reason, support = _one(primitives, "A chest cold can turn into pneumonia.", evidence)
     assert (label, reason) == ("partial", "ambiguous")
     assert support == 0.5
+
+
+# --- what is done about a shared problem, negated on one side ---------------------------------
+
+
+def test_a_negated_procedure_for_the_same_problem_is_a_contradiction(primitives: OfflinePrimitives) -> None:
+    # was entailed (support 1.00): only the shared problem's polarity was compared
+    for claim, evidence in [
+        ("A sprained wrist needs surgery.", "A sprained wrist does not need surgery."),
+        ("A sprained wrist does not need surgery.", "A sprained wrist needs surgery."),
+        ("The stable fracture requires casting.", "The stable fracture does not require casting."),
+    ]:
+        label, reason, _ = _one(primitives, claim, evidence)
+        assert (label, reason) == ("not_entailed", "incorrect"), (claim, evidence)
+
+
+def test_advice_against_a_test_contradicts_advice_for_it(primitives: OfflinePrimitives) -> None:
+    # was entailed (support 0.65)
+    label, reason, _ = _one(primitives, "A colonoscopy is recommended.", "A colonoscopy is not recommended.")
+    assert (label, reason) == ("not_entailed", "incorrect")
+
+
+def test_the_same_negated_procedure_is_still_entailed(primitives: OfflinePrimitives) -> None:
+    label, _, _ = _one(
+        primitives,
+        "A sprained wrist does not need surgery.",
+        "Surgery is not needed: a sprained wrist does not need surgery.",
+    )
+    assert label == "entailed"
+    label, reason, _ = _one(
+        primitives,
+        "The wrist sprain was treated.",
+        "The wrist sprain was treated with a splint, not surgery.",
+    )
+    assert reason != "incorrect"

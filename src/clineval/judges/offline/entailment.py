@@ -522,6 +522,14 @@ def _polarity_conflict(
             )
         ]
     )
+    if not flips and not comp.missing_keys:
+        acted = _negated_action(claim, span, comp, [] if generic else shared)
+        if acted and _about_same(claim, comp, set(), t):
+            mine = _polarity(claim.status.get(acted[0], frozenset()))
+            claim_side, span_side = ("negates", "asserts") if mine != "affirmed" else ("asserts", "negates")
+            word = acted[0].replace("_", " ")
+            comp.conflict = f"negation: the claim {claim_side} '{word}', the evidence {span_side} it"
+            return True
     problems = [term for term in shared if is_problem_term(term)]
     others = [
         term
@@ -565,6 +573,51 @@ def _polarity_conflict(
         comp.hedge = "one text negates what the other asserts, about something else"
         comp.hedge_polarity = opposite[0]
     return False
+
+
+def _negated_action(claim: Analysis, span: Analysis, comp: Comparison, shared: list[str]) -> list[str]:
+    """What is done about a shared problem or drug, negated on one side only: "an ankle
+    sprain needs surgery" / "does not need surgery", "a biopsy is (not) recommended".
+
+    The shared problems and drugs keep the same polarity on both sides; the other matched
+    terms that differ are all flipped between affirmed and negated (or advised against), and
+    each flipped term opens its negation's scope (the negation is about it, not about a word
+    the other text lacks). Returns the flipped terms, or nothing.
+    """
+    if _RESTRICTED_NEGATION.search(claim.normalized + " | " + span.normalized):
+        return []
+
+    matched = set(comp.matched.values())
+
+    def pair(term: str) -> tuple[Polarity, Polarity]:
+        return (
+            _polarity(claim.status.get(term, frozenset())),
+            _polarity(span.status.get(comp.matched[term], frozenset())),
+        )
+
+    if any(a != b for a, b in map(pair, shared)):
+        return []
+    # Without a shared problem or drug ("a biopsy is (not) recommended") only advice counts:
+    # a plain "not" in general statements is too often about something else.
+    negative = {"negated", "advised against"} if shared else {"advised against"}
+    differing = [
+        term
+        for term in comp.matched
+        if term not in shared and not term.startswith(("q:", "d:", "n:")) and len(set(pair(term))) > 1
+    ]
+    flipped = []
+    for term in differing:
+        mine, theirs = pair(term)
+        if not ({mine, theirs} - {"affirmed"}) <= negative or "affirmed" not in (mine, theirs):
+            return []  # uncertain, hypothetical, family, resolved: not a plain flip
+        negated_side, word, words = (
+            (claim, term, set(comp.matched)) if mine != "affirmed" else (span, comp.matched[term], matched)
+        )
+        head = negated_side.negation_head.get(word, word)
+        if head != word and head not in words:
+            return []
+        flipped.append(term)
+    return flipped
 
 
 _ORGAN_OF: dict[str, str] = {**{stem(w): o for w, o in ORGAN_WORDS.items()}, **ORGAN_WORDS}
