@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,20 +69,24 @@ def test_run_show_runs_export(tmp_path: Path, data: Path) -> None:
     assert "token_f1" in done.stdout and "By site" in done.stdout and "Saved as run" in done.stdout
     assert (tmp_path / ".clineval" / "clineval.db").exists()
 
-    runs = clineval("runs", cwd=tmp_path)
+    out = tmp_path / "scores.jsonl"
+    reads = (  # read-only (export writes its own file): two at a time
+        ("runs",),
+        ("show", "latest", "--cases"),
+        ("export", "latest", "--format", "jsonl", "-o", str(out)),
+        ("export", "latest", "--format", "csv", "-o", "-"),
+    )
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs, show, exported, csv_out = pool.map(lambda args: clineval(*args, cwd=tmp_path), reads)
     assert runs.returncode == 0 and "completed" in runs.stdout and "team=endo" in runs.stdout
 
-    show = clineval("show", "latest", "--cases", cwd=tmp_path)
     assert show.returncode == 0 and "n29" in show.stdout and "fingerprint" in show.stdout
 
-    out = tmp_path / "scores.jsonl"
-    exported = clineval("export", "latest", "--format", "jsonl", "-o", str(out), cwd=tmp_path)
     assert exported.returncode == 0, exported.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 30 and set(lines[0]["scores"]) == {"token_f1", "rouge"}
     assert lines[0]["scores"]["rouge"]["sub_scores"]["rouge1"] > 0.8
 
-    csv_out = clineval("export", "latest", "--format", "csv", "-o", "-", cwd=tmp_path)
     header = csv_out.stdout.splitlines()[0].split(",")
     assert header[0] == "case_id" and "rouge.rougeLsum" in header and "metadata.site" in header
 
