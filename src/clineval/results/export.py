@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from clineval.model import Case, ResultRecord
 from clineval.redaction import Masker, redact, redact_data
-from clineval.results.frames import long_rows, wide_rows
+from clineval.results.frames import LONG_COLUMNS, long_rows, wide_rows
 from clineval.results.result import EvalResult
 from clineval.results.stored import StoredResult
 
@@ -142,24 +142,6 @@ def _write_streamed(result: StoredResult, fmt: str, handle: IO[str]) -> None:
         _write_csv(long, handle, columns=LONG_COLUMNS)
     else:
         raise ValueError(f"unknown export format {fmt!r}")
-
-
-#: The columns of the long table, in order (those of :func:`clineval.results.frames.long_frame`).
-LONG_COLUMNS = [
-    "case_id",
-    "metric",
-    "status",
-    "value",
-    "label",
-    "explanation",
-    "error",
-    "sub_scores",
-    "prompt_tokens",
-    "completion_tokens",
-    "judge_calls",
-    "cached_calls",
-    "duration_s",
-]
 
 
 class _Column:

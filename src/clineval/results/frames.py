@@ -103,22 +103,25 @@ def wide_frame(
     return frame.drop(columns=empty)
 
 
+#: The columns of the long table, in order.
+LONG_COLUMNS = [
+    "case_id",
+    "metric",
+    "status",
+    "value",
+    "label",
+    "explanation",
+    "error",
+    "sub_scores",
+    "prompt_tokens",
+    "completion_tokens",
+    "judge_calls",
+    "cached_calls",
+    "duration_s",
+]
+
+
 def long_frame(results: Sequence[ResultRecord]) -> pd.DataFrame:
     import pandas as pd
 
-    columns = [
-        "case_id",
-        "metric",
-        "status",
-        "value",
-        "label",
-        "explanation",
-        "error",
-        "sub_scores",
-        "prompt_tokens",
-        "completion_tokens",
-        "judge_calls",
-        "cached_calls",
-        "duration_s",
-    ]
-    return pd.DataFrame(long_rows(results), columns=columns)
+    return pd.DataFrame(long_rows(results), columns=LONG_COLUMNS)
