@@ -263,11 +263,30 @@ async def _execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | 
         progress.stop()
         if plan.agent is not None:
             plan.agent.close()
+    return _completed(plan, store, writer, resumed=resumed, merged=merged, produced=produced)
+
+
+def _completed(
+    plan: RunPlan,
+    store: RunStore,
+    writer: BackgroundWriter,
+    *,
+    resumed: bool,
+    merged: dict[str, Case],
+    produced: list[ResultRecord],
+) -> RunOutcome:
+    """Mark a finished run completed and return its outcome (by any executor).
+
+    ``merged`` and ``produced`` hold the cases with outputs and the results this execution
+    made; with ``keep_results`` they are returned in the plan's order, unless the run was
+    resumed or its cases streamed, when the store holds the whole run.
+    """
+    run_id = plan.run.id
     try:
         record = store.set_status(run_id, "completed")
     except StoreError as exc:
         raise _store_failed(writer, store, run_id, exc) from None
-    if not keep:
+    if not plan.keep_results:
         return RunOutcome(record, [], [], kept=False)
     if resumed or plan.cases is None:
         # A resumed run (what ran before is in the store, not in memory), or streamed cases.

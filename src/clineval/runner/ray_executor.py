@@ -460,8 +460,8 @@ class RayExecutor:
 
     async def run(self, plan: RunPlan, store: RunStore, progress: ProgressReporter | None) -> RunOutcome:
         from clineval.runner.engine import (
-            RunOutcome,
             _commit_rest,
+            _completed,
             _first,
             _redacted,
             _resume_hint,
@@ -579,17 +579,7 @@ class RayExecutor:
             progress.stop()
             if plan.agent is not None:
                 plan.agent.close()
-        try:
-            record = store.set_status(run_id, "completed")
-        except StoreError as exc:
-            raise _store_failed(writer, store, run_id, exc) from None
-        if not keep:
-            return RunOutcome(record, [], [], kept=False)
-        if resumed or plan.cases is None:
-            return RunOutcome(record, store.merged_cases(run_id), store.load_results(run_id))
-        order = {case.id: i for i, case in enumerate(plan.cases)}
-        produced.sort(key=lambda r: (order[r.case_id], r.metric))
-        return RunOutcome(record, [merged.get(c.id, c) for c in plan.cases], produced)
+        return _completed(plan, store, writer, resumed=resumed, merged=merged, produced=produced)
 
     def _start_workers(self, ray: ModuleType, plan: RunPlan, n_workers: int) -> tuple[list[Any], Any]:
         """The worker actors (and the budget actor when requests are paced), sent the plan's parts once."""
