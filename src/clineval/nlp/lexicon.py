@@ -254,6 +254,22 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "weekly": ("once weekly", "once a week", "every week", "per week", "qweek", "qwk"),
     "history": ("h/o", "hx", "history of", "pmh", "past medical history", "medical history"),
     "status_post": ("s/p", "status post"),
+    # "status X" names a diagnosis of its own (a prolonged, dangerous form), not X.
+    "status_epilepticus": ("status epilepticus",),
+    "status_asthmaticus": ("status asthmaticus",),
+    "status_migrainosus": ("status migrainosus",),
+    # One drug class, three names.
+    "antiepileptic": (
+        "antiepileptics",
+        "anti-epileptic",
+        "anti-epileptics",
+        "anticonvulsant",
+        "anticonvulsants",
+        "anti-convulsant",
+        "anti-convulsants",
+        "antiseizure",
+        "anti-seizure",
+    ),
     "patient": ("pt", "pts", "patients", "patient's"),
     "emergency_department": ("emergency department", "emergency room"),
     "primary_care": (
@@ -918,7 +934,8 @@ DIAGNOSIS_WORDS = _words(
     "|alcoholism|neoplasm|carcinoma|tumor|stenosis|regurgitation|murmur|arrhythmia|tachycardia|bradycardia"
     "|cardiomyopathy|angina|vasculitis|thyroiditis|nephropathy|retinopathy|gastritis|esophagitis|hemorrhoids"
     "|constipation_chronic|incontinence|prolapse|endometriosis|fibroids|infertility|preeclampsia|scoliosis"
-    "|radiculopathy|stenosis|spondylosis|herniation"
+    "|radiculopathy|stenosis|spondylosis|herniation|trauma|status_epilepticus|status_asthmaticus"
+    "|status_migrainosus"
 )
 DIAGNOSIS_SUFFIXES = ("itis", "osis", "emia", "aemia", "oma", "pathy", "plasia", "algia", "ectasis", "trophy")
 SYMPTOM_WORDS = _words(
@@ -1003,6 +1020,17 @@ ORGANISMS = _words(
     "|bacteroides|peptostreptococcus|prevotella|porphyromonas|eikenella|kingella|cardiobacterium|aggregatibacter"
     "|capnocytophaga|leptospira|tropheryma|ureaplasma|mobiluncus|propionibacterium|cutibacterium|viridans"
 )
+# Classes of pathogen: "caused by a virus" is not supported by a text that names no
+# pathogen, and is contradicted by "caused by bacteria" (a contrast set below).
+PATHOGEN_CLASSES = _words(
+    "virus|viruses|viral|bacteria|bacterium|bacterial|fungus|fungi|fungal|parasite|parasites"
+)
+# Words that relate a cause to an effect. For the scope of a negation they are one
+# relation: "X is not associated with Y" denies what "X can cause Y" states.
+RELATION_WORDS = _words(
+    "associated|association|cause|causes|caused|causing|linked|link|lead|leads|result|results|trigger|triggers"
+    "|related|relate|connected"
+)
 # Qualifiers that exclude each other when they describe the same thing: "type 1" or
 # "type 2" diabetes, "limited" or "diffuse" disease, a "benign" or "malignant" mass. A
 # claim with one where the evidence has another is wrong, not a paraphrase. Each group
@@ -1037,7 +1065,7 @@ CONTRAST_SETS: tuple[tuple[str, ...], ...] = tuple(
         "ascending|descending",
         "conductive|sensorineural",
         "congenital|acquired",
-        "viral|bacterial|fungal|parasitic",
+        "viral/virus/viruses|bacterial/bacteria/bacterium|fungal/fungus/fungi|parasitic/parasite/parasites",
         "resistant|sensitive/susceptible",
         "invasive|noninvasive",
         "intracapsular|extracapsular",

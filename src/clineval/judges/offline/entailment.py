@@ -62,6 +62,8 @@ from clineval.nlp.lexicon import (
     NORMAL_WORDS,
     ORGAN_WORDS,
     ORGANISMS,
+    PATHOGEN_CLASSES,
+    RELATION_WORDS,
 )
 from clineval.nlp.sentences import split_claims, split_sentences
 from clineval.nlp.specificity import specificity
@@ -69,11 +71,28 @@ from clineval.nlp.terms import stem, term_covers, terms_match
 
 __all__ = ["EvidenceUnit", "check_claims", "evidence_units", "is_strict_term"]
 
-# "denies any other injuries", "no new lesions": a negation about further instances, which
-# does not contradict the instance the other text mentions.
+# "denies any other injuries", "no new lesions", "do not take a double dose": a negation
+# about further instances, which does not contradict the instance the other text mentions.
 _RESTRICTED_NEGATION = re.compile(
     r"\b(?:no|not|denies|denied|without|negative\s+for)\s+(?:any\s+)?(?:other|additional|further|new|more|recent)\b"
 )
+_EXTRA_DOSE_NEGATION = re.compile(
+    r"\b(?:no|not|never)\s+(?:\w+\s+){0,2}(?P<q>double|extra|additional|second)\s+(?:dose|doses|dosing|tablet|pill)"
+)
+
+
+def _restricted_negation(claim: Analysis, span: Analysis) -> bool:
+    """A negation about further instances in either text (the doses of "do not take a
+    double dose" are not denied unless the other text speaks of a double dose too)."""
+    if _RESTRICTED_NEGATION.search(claim.normalized + " | " + span.normalized):
+        return True
+    for one, other in ((claim, span), (span, claim)):
+        found = _EXTRA_DOSE_NEGATION.search(one.normalized)
+        if found and found.group("q") not in other.normalized:
+            return True
+    return False
+
+
 _EXAMPLES = re.compile(
     r"\b(?:include|includes|including|such as|for example|e\.g|options?|examples?|alternatives?)\b"
 )
@@ -84,6 +103,8 @@ _PRONOUN_START = re.compile(
 )
 
 _ORGANISM_STEMS = frozenset(stem(w) for w in ORGANISMS) | ORGANISMS
+_PATHOGEN_CLASS_STEMS = frozenset(stem(w) for w in PATHOGEN_CLASSES) | PATHOGEN_CLASSES
+_RELATION_STEMS = frozenset(stem(w) for w in RELATION_WORDS) | RELATION_WORDS
 _CARE_ROLES = frozenset(stem(w) for w in CARE_ROLES) | CARE_ROLES
 _SITES = frozenset(stem(w) for w in BODY_SITES if w not in ("upper", "lower", "side")) | (
     BODY_SITES - {"upper", "lower", "side"}
@@ -164,7 +185,7 @@ def is_strict_term(term: str, analysis: Analysis, t: Thresholds = DEFAULT_THRESH
         return False
     if term.startswith(("q:", "d:", "n:")) or "_" in term:
         return True
-    if is_key_term(term) or term in _ORGANISM_STEMS:
+    if is_key_term(term) or term in _ORGANISM_STEMS or term in _PATHOGEN_CLASS_STEMS:
         return True
     word = analysis.surface.get(term, term)
     return specificity(word) >= t.strict_specificity
@@ -497,9 +518,12 @@ def _polarity_conflict(
 ) -> bool:
     matched_span_terms = set(comp.matched.values())
 
-    def headed(analysis: Analysis, term: str, matched: set[str]) -> bool:
+    def headed(analysis: Analysis, term: str, matched: set[str], other: Analysis) -> bool:
         head = analysis.negation_head.get(term, term)
-        return head == term or head in matched
+        if head == term or head in matched:
+            return True
+        # "not associated with Y" against "can cause Y": one relation, worded two ways.
+        return head in _RELATION_STEMS and any(w in _RELATION_STEMS for w in other.terms)
 
     pairs = [
         (
@@ -510,15 +534,15 @@ def _polarity_conflict(
     ]
     flips = (
         []
-        if _RESTRICTED_NEGATION.search(claim.normalized + " | " + span.normalized)
+        if _restricted_negation(claim, span)
         else [
             term
             for term, pair in zip(shared, pairs, strict=True)
             if set(pair) == {"affirmed", "negated"}
             and (
-                headed(claim, term, set(comp.matched))
+                headed(claim, term, set(comp.matched), span)
                 if pair[0] == "negated"
-                else headed(span, comp.matched[term], matched_span_terms)
+                else headed(span, comp.matched[term], matched_span_terms, claim)
             )
         ]
     )
@@ -529,6 +553,11 @@ def _polarity_conflict(
             claim_side, span_side = ("negates", "asserts") if mine != "affirmed" else ("asserts", "negates")
             word = acted[0].replace("_", " ")
             comp.conflict = f"negation: the claim {claim_side} '{word}', the evidence {span_side} it"
+            return True
+    if not flips:
+        reversed_ = _advice_reversed(claim, span, comp)
+        if reversed_ is not None and _about_same(claim, comp, set(), t):
+            comp.conflict = reversed_
             return True
     problems = [term for term in shared if is_problem_term(term)]
     others = [
@@ -575,6 +604,54 @@ def _polarity_conflict(
     return False
 
 
+# An instruction or recommendation: "take ...", "... should be taken", "it is best to ...".
+_ADVISING = re.compile(
+    r"^\s*(?:please\s+)?(?:take|use|give|apply|start|continue|keep|try|drink|eat|seek|see|call|contact"
+    r"|consult|ask|get)\b"
+    r"|\b(?:should|must|ought\s+to|needs?\s+to|recommended|advised|advisable|best\s+to|safe\s+to)\b"
+    r"|\bcan\s+(?:safely\s+)?(?:be\s+)?(?:used|taken|given|use|take)\b"
+)
+
+
+def _advice_reversed(claim: Analysis, span: Analysis, comp: Comparison) -> str | None:
+    """One text advises against what the other advises: "take ibuprofen for the pain" /
+    "do not take ibuprofen for the pain"; "should (not) be taken". Everything the advice
+    against is about must be in the other text, affirmed: "do not take it on an empty
+    stomach" does not reverse "take it with food"."""
+    if _restricted_negation(claim, span):
+        return None
+    back = {theirs: mine for mine, theirs in comp.matched.items()}
+    for against, other, to_other, side in (
+        (claim, span, comp.matched, "claim"),
+        (span, claim, back, "evidence"),
+    ):
+        scope = [
+            term
+            for term in against.terms
+            if not term.startswith(("q:", "d:", "n:"))
+            and {"negated", "advice"} <= against.status.get(term, frozenset())
+        ]
+        if len(scope) < 2 or not _ADVISING.search(other.normalized):
+            continue
+        if not any(drug_role(term) or term in against.drugs or is_problem_term(term) for term in scope):
+            continue
+        if all(
+            term in to_other and _polarity(other.status.get(to_other[term], frozenset())) == "affirmed"
+            for term in scope
+        ):
+            first = (
+                next(term for term in scope if drug_role(term) or term in against.drugs)
+                if any(drug_role(term) or term in against.drugs for term in scope)
+                else scope[0]
+            )
+            word = first.replace("_", " ")
+            return (
+                f"advice: the {side} advises against '{word}', "
+                f"the {'evidence' if side == 'claim' else 'claim'} advises it"
+            )
+    return None
+
+
 def _negated_action(claim: Analysis, span: Analysis, comp: Comparison, shared: list[str]) -> list[str]:
     """What is done about a shared problem or drug, negated on one side only: "an ankle
     sprain needs surgery" / "does not need surgery", "a biopsy is (not) recommended".
@@ -584,7 +661,7 @@ def _negated_action(claim: Analysis, span: Analysis, comp: Comparison, shared: l
     each flipped term opens its negation's scope (the negation is about it, not about a word
     the other text lacks). Returns the flipped terms, or nothing.
     """
-    if _RESTRICTED_NEGATION.search(claim.normalized + " | " + span.normalized):
+    if _restricted_negation(claim, span):
         return []
 
     matched = set(comp.matched.values())

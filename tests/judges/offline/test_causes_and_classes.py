@@ -1,0 +1,186 @@
+"""check_facts: causes (pathogen classes, trauma), a negated cause-effect relation, and
+drug classes named three ways.
+
+Texts written for these tests; the verdicts before the change are in the comments.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from clineval.judges.offline import OfflinePrimitives
+
+
+def _one(primitives: OfflinePrimitives, claim: str, evidence: str) -> tuple[str, str | None]:
+    (verdict,) = primitives.check_facts_sync([claim], evidence)
+    return verdict.label, verdict.reason
+
+
+# --- pathogen classes ------------------------------------------------------------------------
+
+
+def test_another_class_of_pathogen_is_a_substitution(primitives: OfflinePrimitives) -> None:
+    # was entailed (support 0.75): "virus" was an ordinary word close to "bacteria"
+    assert _one(
+        primitives, "Her pneumonia was caused by a virus.", "Her pneumonia was caused by bacteria."
+    ) == ("not_entailed", "incorrect")
+    assert _one(primitives, "The otitis is bacterial.", "The otitis is most likely viral.") == (
+        "not_entailed",
+        "incorrect",
+    )
+
+
+def test_a_pathogen_class_the_evidence_does_not_name_is_missing(primitives: OfflinePrimitives) -> None:
+    # was entailed: the sentences share "infections" and "respiratory"
+    label, reason = _one(
+        primitives,
+        "Chest infections in children are mostly caused by viruses.",
+        "Chest infections in children spread easily in nurseries and schools.",
+    )
+    assert label != "entailed"
+    assert reason != "incorrect"
+
+
+def test_a_pathogen_class_named_as_noun_or_adjective_matches(primitives: OfflinePrimitives) -> None:
+    label, _ = _one(primitives, "Croup is caused by a virus.", "Croup is a viral illness of young children.")
+    assert label == "entailed"
+
+
+def test_trauma_as_a_cause_must_be_stated(primitives: OfflinePrimitives) -> None:
+    # was entailed: "trauma" was an ordinary word and the rest of the claim matched
+    label, reason = _one(
+        primitives, "Neck pain can be caused by trauma.", "Neck pain has many possible causes."
+    )
+    assert label != "entailed"
+    assert reason == "missing"
+
+
+def test_status_migrainosus_is_not_a_migraine(primitives: OfflinePrimitives) -> None:
+    # was entailed (support 0.81): "status" was a low-weight word and "migrainosus" matched
+    # "migraine" as a longer form of the same stem
+    label, _ = _one(
+        primitives,
+        "A migraine that lasts more than three days is called status migrainosus.",
+        "A migraine usually lasts four hours to three days.",
+    )
+    assert label != "entailed"
+
+
+# --- a negated relation ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # was not_entailed/missing: "one text negates what the other asserts, about something else"
+        (
+            "Gastritis is not associated with back pain.",
+            "Gastritis can cause back pain after meals.",
+        ),
+        (
+            "Tonsillitis does not lead to ear pain.",
+            "Tonsillitis can cause ear pain and fever.",
+        ),
+    ],
+)
+def test_denying_a_relation_the_evidence_states_is_a_contradiction(
+    primitives: OfflinePrimitives, claim: str, evidence: str
+) -> None:
+    assert _one(primitives, claim, evidence) == ("not_entailed", "incorrect")
+
+
+def test_the_same_relation_worded_otherwise_is_still_entailed(primitives: OfflinePrimitives) -> None:
+    assert _one(
+        primitives,
+        "Gastritis is associated with back pain.",
+        "Gastritis can cause back pain after meals.",
+    ) == ("entailed", None)
+
+
+def test_a_negation_about_another_symptom_is_not_a_contradiction(primitives: OfflinePrimitives) -> None:
+    label, reason = _one(
+        primitives,
+        "Gastritis is not associated with fever.",
+        "Gastritis can cause back pain after meals.",
+    )
+    assert reason != "incorrect"
+    assert label != "entailed"
+
+
+# --- one drug class, three names ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    [
+        "Anti-seizure drugs can reduce how often migraines occur.",
+        "Antiepileptic drugs can reduce how often migraines occur.",
+        # a drug of the class: the claim about the class is entailed
+        "Topiramate can reduce how often migraines occur.",
+    ],
+)
+def test_anticonvulsant_antiseizure_and_antiepileptic_are_one_class(
+    primitives: OfflinePrimitives, evidence: str
+) -> None:
+    # was partial/missing ("not found: anticonvulsant")
+    assert _one(primitives, "Anticonvulsants can reduce how often migraines occur.", evidence) == (
+        "entailed",
+        None,
+    )
+
+
+# --- a negation about an extra dose ------------------------------------------------------------
+
+
+def test_no_double_dose_does_not_deny_the_next_dose(primitives: OfflinePrimitives) -> None:
+    # was not_entailed/incorrect: "the claim asserts 'dose', the evidence negates it"
+    label, reason = _one(
+        primitives,
+        "After a missed dose of the inhaler, the next dose is taken at the usual time.",
+        "If you forget a dose of the inhaler, skip it and take the next dose at the usual time. "
+        "Do not take a double dose.",
+    )
+    assert reason != "incorrect"
+    assert label == "entailed"
+
+
+def test_a_double_dose_is_still_denied_by_no_double_dose(primitives: OfflinePrimitives) -> None:
+    assert _one(
+        primitives,
+        "Take a double dose of the inhaler to make up for a missed one.",
+        "Do not take a double dose of the inhaler to make up for a missed one.",
+    ) == ("not_entailed", "incorrect")
+
+
+# --- advice reversed -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # each was entailed (support 1.00): advice against a drug was not a polarity
+        ("Give paracetamol for the fever.", "Do not give paracetamol for the fever."),
+        ("Do not give paracetamol for the fever.", "Give paracetamol for the fever."),
+        ("Naproxen should be taken for the back pain.", "Naproxen should not be taken for the back pain."),
+        ("Use the salbutamol inhaler at night.", "Do not use the salbutamol inhaler at night."),
+        ("Avoid aspirin for the headache.", "Aspirin can be used for the headache."),
+    ],
+)
+def test_advice_against_what_the_other_text_advises_is_a_contradiction(
+    primitives: OfflinePrimitives, claim: str, evidence: str
+) -> None:
+    assert _one(primitives, claim, evidence) == ("not_entailed", "incorrect")
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # the advice against is about something the claim does not say
+        ("Naproxen should be taken with food.", "Do not take naproxen on an empty stomach."),
+        ("Give paracetamol for the fever.", "Paracetamol helps the fever. Do not give more than 4 doses."),
+    ],
+)
+def test_advice_against_something_else_is_not_a_contradiction(
+    primitives: OfflinePrimitives, claim: str, evidence: str
+) -> None:
+    assert _one(primitives, claim, evidence)[1] != "incorrect"
