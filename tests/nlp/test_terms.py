@@ -35,6 +35,13 @@ def test_stems() -> None:
     assert stem("chest_pain") == "chest_pain"
 
 
+def test_words_ending_in_eed_keep_their_ending() -> None:
+    # "bleed" was stemmed to "ble" while "bleeding" gave "bleed": the two never met
+    assert stem("bleed") == stem("bleeds") == stem("bleeding") == "bleed"
+    assert stem("exceed") == stem("exceeding") == "exceed"
+    assert stem("treated") == "treat"  # plain "-ed" is still stripped
+
+
 def test_terms_match_and_cover() -> None:
     assert terms_match(stem("diabetic"), stem("diabetes"))
     assert terms_match("hypertensive", "hypertension")

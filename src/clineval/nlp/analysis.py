@@ -35,6 +35,7 @@ from clineval.nlp.lexicon import (
     DIAGNOSIS_SUFFIXES,
     DIAGNOSIS_WORDS,
     DRUG_ROLE,
+    INFECTIONS,
     SYMPTOM_WORDS,
 )
 from clineval.nlp.specificity import DISCOURSE_MARKERS, specificity
@@ -42,6 +43,7 @@ from clineval.nlp.terms import is_stopword, normalize, stem, term_weight
 
 __all__ = ["Analysis", "analyze", "is_key_term", "is_problem_term", "merge"]
 
+_INFECTIONS = frozenset(stem(w) for w in INFECTIONS) | INFECTIONS
 _UNIT_WORDS = frozenset(
     [
         "mg",
@@ -306,6 +308,8 @@ def analyze(text: str) -> Analysis:
         t.text for t in assertions.tokens if t.kind == "word" and (t.text in DRUG_ROLE or is_drug(t.text))
     )
     implied = _implied(drugs)
+    if any(term in _INFECTIONS for term in terms):
+        implied |= {"infection"}
     return Analysis(
         text=text,
         normalized=normalized,

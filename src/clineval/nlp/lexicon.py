@@ -1020,6 +1020,14 @@ ORGANISMS = _words(
     "|bacteroides|peptostreptococcus|prevotella|porphyromonas|eikenella|kingella|cardiobacterium|aggregatibacter"
     "|capnocytophaga|leptospira|tropheryma|ureaplasma|mobiluncus|propionibacterium|cutibacterium|viridans"
 )
+# Infections by name: each says "infection" ("infections such as thrush" / "thrush").
+INFECTIONS = _words(
+    "pneumonia|cellulitis|candidiasis|oral_candidiasis|urinary_tract_infection|upper_respiratory_infection"
+    "|influenza|flu|tuberculosis|abscess|sepsis|chlamydia|gonorrhea|gonorrhoea|syphilis|herpes|herpes_zoster"
+    "|shingles|hiv|human_immunodeficiency_virus|covid|strep|mononucleosis|impetigo|scabies|malaria|measles"
+    "|mumps|rubella|pertussis|meningitis|endocarditis|osteomyelitis|pyelonephritis|cystitis|gastroenteritis"
+    "|hepatitis|otitis|sinusitis|pharyngitis|tonsillitis|bronchiolitis|conjunctivitis|trichomoniasis|thrush"
+)
 # Classes of pathogen: "caused by a virus" is not supported by a text that names no
 # pathogen, and is contradicted by "caused by bacteria" (a contrast set below).
 PATHOGEN_CLASSES = _words(

@@ -205,7 +205,7 @@ def stem(word: str) -> str:
         w = _undouble(w[:-3])
     elif w.endswith("edly") and len(w) > 6:
         w = _undouble(w[:-4])
-    elif w.endswith("ed") and len(w) > 4:
+    elif w.endswith("ed") and len(w) > 4 and not w.endswith("eed"):  # "bleed", "exceed" keep theirs
         w = _undouble(w[:-2])
     elif w.endswith("ly") and len(w) > 5:
         w = w[:-2]

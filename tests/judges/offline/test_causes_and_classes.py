@@ -184,3 +184,27 @@ def test_advice_against_something_else_is_not_a_contradiction(
     primitives: OfflinePrimitives, claim: str, evidence: str
 ) -> None:
     assert _one(primitives, claim, evidence)[1] != "incorrect"
+
+
+# --- an infection named ----------------------------------------------------------------------
+
+
+def test_a_named_infection_is_an_infection(primitives: OfflinePrimitives) -> None:
+    # was partial/missing ("not found: infection")
+    assert _one(
+        primitives,
+        "Infections such as oral thrush can make the tongue look white.",
+        "A white tongue can be a sign of oral thrush.",
+    ) == ("entailed", None)
+
+
+def test_cause_for_concern_is_not_causation(primitives: OfflinePrimitives) -> None:
+    # a claim naming a pathogen class the span lacks is not contradicted by "isn't cause
+    # for concern" (the span is not about the same thing)
+    label, reason = _one(
+        primitives,
+        "Sinusitis is usually caused by a viral infection.",
+        "A single episode of sinusitis usually isn't cause for concern.",
+    )
+    assert reason != "incorrect"
+    assert label != "entailed"

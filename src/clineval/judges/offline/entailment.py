@@ -546,7 +546,7 @@ def _polarity_conflict(
             )
         ]
     )
-    if not flips and not comp.missing_keys:
+    if not flips and not comp.missing_keys and not comp.strict_missing:
         acted = _negated_action(claim, span, comp, [] if generic else shared)
         if acted and _about_same(claim, comp, set(), t):
             mine = _polarity(claim.status.get(acted[0], frozenset()))
