@@ -152,6 +152,10 @@ _NOT_KEY = frozenset(
         "panel",
         "marker",
         "markers",
+        # "-osis" words that name no disease
+        "diagnosis",
+        "diagnoses",
+        "prognosis",
     )
 )
 

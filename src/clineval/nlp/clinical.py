@@ -238,6 +238,9 @@ class Quantity:
     anchor: frozenset[str] = field(default_factory=frozenset)
     raw: tuple[float, ...] = ()
     """The numbers as written (before unit conversion)."""
+    vague: bool = False
+    """A duration without a number ("a few days", "several weeks"): ``values`` is the
+    range it stands for, which agrees with any value or range inside it."""
 
     def comparable(self, other: Quantity) -> bool:
         """Same dimension, or one side a bare number (compared as written) and the other a
@@ -250,6 +253,12 @@ class Quantity:
         return unit in _BARE_COMPARABLE
 
     def same_value(self, other: Quantity) -> bool:
+        if (self.vague or other.vague) and self.dimension == other.dimension:
+            # "a few days" agrees with "2-3 days" and with "several days", not with "3 weeks".
+            (low, high), values = (self.values, other.values) if self.vague else (other.values, self.values)
+            if self.vague and other.vague:
+                return not (other.values[1] < low or other.values[0] > high)
+            return all(low - 1e-9 <= v <= high + 1e-9 for v in values)
         if self.dimension == other.dimension:
             mine, theirs = self.values, other.values
         else:
@@ -317,6 +326,12 @@ def _anchor(normalized: str, start: int, end: int) -> frozenset[str]:
     return frozenset(w for w in words if w not in _UNITS and w not in _FREQUENCIES)
 
 
+_VAGUE_DURATION_RE = re.compile(
+    r"\b(?P<how>a\s+few|few|several|a\s+couple\s+of|couple\s+of)\s+"
+    r"(?P<unit>minutes|hours|days|weeks|months|years)\b"
+)
+
+
 def extract_quantities(normalized: str) -> list[Quantity]:
     """Numbers with units (and bare numbers with an anchor), ages, blood pressures."""
     found: list[Quantity] = []
@@ -361,6 +376,23 @@ def extract_quantities(normalized: str) -> list[Quantity]:
     for match in _MONTH_RE.finditer(normalized):
         if match.group("day") or match.group("year"):
             taken.append(match.span())
+    for match in _VAGUE_DURATION_RE.finditer(normalized):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
+        factor = _UNITS[match.group("unit")][1]
+        least, most = (2.0, 3.0) if "couple" in match.group("how") else (2.0, 6.0)
+        found.append(
+            Quantity(
+                "time",
+                (least * factor, most * factor),
+                match.group(0),
+                match.start(),
+                _anchor(normalized, match.start(), match.end()),
+                (least, most),
+                vague=True,
+            )
+        )
+        taken.append(match.span())
     for match in _QUANTITY_RE.finditer(normalized):
         if any(a <= match.start() < b for a, b in taken):
             continue

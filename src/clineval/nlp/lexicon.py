@@ -741,6 +741,14 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "conjunctivitis": ("pink eye", "pinkeye"),
     "nephrolithiasis": ("kidney stone", "kidney stones", "renal calculi", "renal calculus", "renal stones"),
     "cholelithiasis": ("gallstone", "gallstones", "gall stones"),
+    "fatty_liver": (
+        "fatty liver",
+        "fatty liver disease",
+        "hepatic steatosis",
+        "nafld",
+        "non-alcoholic fatty liver disease",
+        "nonalcoholic fatty liver disease",
+    ),
     "oral_candidiasis": ("oral candidiasis", "oral thrush", "thrush"),
     "candidiasis": ("yeast infection", "yeast infections", "candida infection"),
     "dry_cough": ("dry cough", "nonproductive cough", "unproductive cough"),
@@ -934,7 +942,7 @@ DIAGNOSIS_WORDS = _words(
     "|alcoholism|neoplasm|carcinoma|tumor|stenosis|regurgitation|murmur|arrhythmia|tachycardia|bradycardia"
     "|cardiomyopathy|angina|vasculitis|thyroiditis|nephropathy|retinopathy|gastritis|esophagitis|hemorrhoids"
     "|constipation_chronic|incontinence|prolapse|endometriosis|fibroids|infertility|preeclampsia|scoliosis"
-    "|radiculopathy|stenosis|spondylosis|herniation|trauma|status_epilepticus|status_asthmaticus"
+    "|radiculopathy|stenosis|spondylosis|herniation|trauma|status_epilepticus|status_asthmaticus|fatty_liver"
     "|status_migrainosus"
 )
 DIAGNOSIS_SUFFIXES = ("itis", "osis", "emia", "aemia", "oma", "pathy", "plasia", "algia", "ectasis", "trophy")

@@ -50,11 +50,14 @@ _PREFIX_HYPHEN = re.compile(
     r"\b(anti|non|pre|post|re|co|sub|over|under|hyper|hypo|multi|inter|intra|extra|peri|trans)-(?=[a-z])"
 )
 _WORD_HYPHEN = re.compile(r"(?<=[a-z]{2})-(?=[a-z]{2})")
+# A hyphenated word broken by a line end or a copy ("flu- like"), but not a shared prefix
+# ("pre- and post-operative").
+_BROKEN_HYPHEN = re.compile(r"(?<=[a-z]{2})- (?!(?:and|or|to|nor)\b)(?=[a-z]{2})")
 
 
 def _dehyphenate(text: str) -> str:
     """ "anti-depressants" -> "antidepressants", "left-sided" -> "left sided"."""
-    return _WORD_HYPHEN.sub(" ", _PREFIX_HYPHEN.sub(r"\1", text))
+    return _WORD_HYPHEN.sub(" ", _PREFIX_HYPHEN.sub(r"\1", _BROKEN_HYPHEN.sub("-", text)))
 
 
 def _synonym_regex() -> tuple[re.Pattern[str], dict[str, str]]:

@@ -208,3 +208,87 @@ def test_cause_for_concern_is_not_causation(primitives: OfflinePrimitives) -> No
     )
     assert reason != "incorrect"
     assert label != "entailed"
+
+
+# --- durations without a number ----------------------------------------------------------------
+
+
+def test_a_few_days_agrees_with_a_range_inside_it(primitives: OfflinePrimitives) -> None:
+    # was partial/missing ("not found: a quantity")
+    assert _one(
+        primitives,
+        "Oxymetazoline nasal spray should not be used for more than 2-3 days.",
+        "Do not use oxymetazoline nasal spray for more than a few days.",
+    ) == ("entailed", None)
+
+
+def test_a_time_frame_the_evidence_does_not_give_is_missing(primitives: OfflinePrimitives) -> None:
+    # was entailed: "within a few weeks" had no term at all
+    label, reason = _one(
+        primitives,
+        "Sertraline improves the mood of people with depression within a few weeks.",
+        "Sertraline improves the mood of people with depression.",
+    )
+    assert (label, reason) == ("partial", "missing")
+
+
+def test_a_few_days_against_three_weeks_is_a_conflict(primitives: OfflinePrimitives) -> None:
+    assert _one(
+        primitives,
+        "The rash of roseola fades within a few days.",
+        "The rash of roseola fades within 3 weeks.",
+    ) == ("not_entailed", "incorrect")
+
+
+# --- both texts deny, attached to different words ----------------------------------------------
+
+
+def test_should_not_be_used_for_long_is_do_not_use_for_long(primitives: OfflinePrimitives) -> None:
+    # was not_entailed/incorrect: "the claim asserts 'oxymetazoline', the evidence negates it"
+    assert _one(
+        primitives,
+        "Oxymetazoline nasal spray should not be used for more than 3 days.",
+        "Do not use oxymetazoline nasal spray for more than 3 days.",
+    ) == ("entailed", None)
+
+
+def test_allowing_what_the_evidence_advises_against_is_still_a_conflict(
+    primitives: OfflinePrimitives,
+) -> None:
+    assert _one(
+        primitives,
+        "Oxymetazoline nasal spray can be used for more than 3 days.",
+        "Do not use oxymetazoline nasal spray for more than 3 days.",
+    ) == ("not_entailed", "incorrect")
+
+
+# --- words ---------------------------------------------------------------------------------------
+
+
+def test_a_hyphenated_word_broken_by_a_space_is_one_word(primitives: OfflinePrimitives) -> None:
+    # was not_entailed/missing: "flu- like" (a line break in the source) was not "flu-like"
+    assert _one(
+        primitives,
+        "Shingles can start with flu-like symptoms.",
+        "Shingles can start with flu- like symptoms such as a fever and a headache.",
+    ) == ("entailed", None)
+
+
+def test_diagnosis_is_not_a_disease(primitives: OfflinePrimitives) -> None:
+    # was partial/missing ("not found: diagnosis"): "-osis" made "diagnosis" a clinical term
+    assert (
+        _one(
+            primitives,
+            "If memory loss is new, see your doctor for a diagnosis.",
+            "See your doctor if memory loss is new.",
+        )[0]
+        == "entailed"
+    )
+
+
+def test_fatty_liver_is_a_liver_disease_by_name(primitives: OfflinePrimitives) -> None:
+    assert _one(
+        primitives,
+        "People with hepatic steatosis should limit alcohol.",
+        "People with a fatty liver should limit alcohol.",
+    ) == ("entailed", None)

@@ -604,6 +604,16 @@ def _polarity_conflict(
     return False
 
 
+def _both_deny(claim: Analysis, span: Analysis, comp: Comparison) -> bool:
+    """Both texts negate or advise against something they share: the negation is one-sided
+    only in where it attaches ("X should not be used for more than 3 days" / "do not use X
+    for more than 3 days"), not a contradiction."""
+    denying = {"negated", "advised against"}
+    return any(_polarity(claim.status.get(term, frozenset())) in denying for term in comp.matched) and any(
+        _polarity(span.status.get(term, frozenset())) in denying for term in comp.matched.values()
+    )
+
+
 # An instruction or recommendation: "take ...", "... should be taken", "it is best to ...".
 _ADVISING = re.compile(
     r"^\s*(?:please\s+)?(?:take|use|give|apply|start|continue|keep|try|drink|eat|seek|see|call|contact"
@@ -618,7 +628,7 @@ def _advice_reversed(claim: Analysis, span: Analysis, comp: Comparison) -> str |
     "do not take ibuprofen for the pain"; "should (not) be taken". Everything the advice
     against is about must be in the other text, affirmed: "do not take it on an empty
     stomach" does not reverse "take it with food"."""
-    if _restricted_negation(claim, span):
+    if _restricted_negation(claim, span) or _both_deny(claim, span, comp):
         return None
     back = {theirs: mine for mine, theirs in comp.matched.items()}
     for against, other, to_other, side in (
@@ -673,6 +683,8 @@ def _negated_action(claim: Analysis, span: Analysis, comp: Comparison, shared: l
         )
 
     if any(a != b for a, b in map(pair, shared)):
+        return []
+    if _both_deny(claim, span, comp):
         return []
     # Without a shared problem or drug ("a biopsy is (not) recommended") only advice counts:
     # a plain "not" in general statements is too often about something else.
