@@ -60,9 +60,7 @@ def test_wide_table_has_every_column_with_the_range() -> None:
 
 
 def test_narrow_table_leaves_out_std_then_range_and_says_so() -> None:
-    long_name = [
-        _r(str(i), "trajectory_any_order_match", Score(value=float(i % 2))) for i in range(1, 5)
-    ]
+    long_name = [_r(str(i), "trajectory_any_order_match", Score(value=float(i % 2))) for i in range(1, 5)]
     aggs = aggregate(long_name)
     full = _text(aggregates_table(aggs, width=None), 200)
     assert "std" in full and "min–max" in full

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from clineval.nlp.lexicon import ABBREVIATIONS, LOW_WEIGHT_WORDS, NUMBER_WORDS, STOPWORDS, SYNONYMS
+from clineval.nlp.lexicon import ABBREVIATIONS, LOW_WEIGHT_WORDS, NUMBER_WORDS, ORGANISMS, STOPWORDS, SYNONYMS
 
 __all__ = [
     "Token",
@@ -145,6 +145,25 @@ _ROMAN_RE = re.compile(
 )
 
 
+# A genus and its species ("klebsiella pneumoniae") are one organism: one term, so the
+# species is never read as a word of its own ("pneumoniae" as pneumonia) and another
+# species of the genus is another organism. The species is a rare Latin word.
+_GENERA = sorted((g for g in ORGANISMS if "_" not in g and len(g) >= 5), key=len, reverse=True)
+_BINOMIAL_RE = re.compile(
+    r"\b(" + "|".join(_GENERA) + r")"
+    r" ([a-z]{2,}(?:ae|us|is|um|ii|i|a|es|ens|ans|ica|ix|ax))\b"
+)
+
+
+def _join_binomial(match: re.Match[str]) -> str:
+    from wordfreq import zipf_frequency
+
+    genus, species = match.group(1), match.group(2)
+    if len(species) < 4 or species in STOPWORDS or zipf_frequency(species, "en") >= 3.0:
+        return match.group(0)
+    return f"{genus}_{species}"
+
+
 @lru_cache(maxsize=32768)
 def normalize(text: str) -> str:
     """Lower-cased text in the shared matching vocabulary (see the module docstring)."""
@@ -165,6 +184,7 @@ def normalize(text: str) -> str:
     t = _OVER_RE.sub(r"\1/\2", t)
     t = _ROMAN_RE.sub(lambda m: f"{m.group(1)} {_ROMAN[m.group(2)]}{m.group(3) or ''}", t)
     t = _SYNONYM_RE.sub(lambda m: _SYNONYM_TABLE[m.group(0)], t)
+    t = _BINOMIAL_RE.sub(_join_binomial, t)
     return re.sub(r"\s+", " ", t).strip()
 
 
@@ -247,13 +267,35 @@ def term_covers(claim_term: str, other: str) -> bool:
     if terms_match(claim_term, other):
         return True
     if "_" in other and "_" not in claim_term:
-        return any(terms_match(claim_term, stem(part)) for part in other.split("_") if len(part) > 2)
+        parts = other.split("_")
+        if parts[0] in ORGANISMS:
+            return terms_match(claim_term, parts[0])  # the genus, never the species ("pneumoniae")
+        return any(terms_match(claim_term, stem(part)) for part in parts if len(part) > 2)
     return False
 
 
 def content_stems(text: str) -> list[str]:
     """Stems of the content words of ``text`` (stopwords and punctuation dropped), in order."""
     return [t.stem for t in tokenize(normalize(text)) if t.kind == "word" and not is_stopword(t)]
+
+
+# Endings that make another form of the same word ("diabet"/"diabetic", "infect"/
+# "infection"). A longer ending that is not one of them makes a compound ("mouth" /
+# "mouthwash"), and "-less" says the opposite ("pain" / "painless").
+_SUFFIXES = frozenset(
+    re.findall(
+        r"\w+",
+        """ing ion ions ate ated ates ant ants ent ents ness ism ist ists ive ian ians ine ize ise
+        ized ised able ibl ible ary ory ery ics ical ally ment ity ous ial ier iest est ers ors ful
+        ular oid itis osis emia ogy ance ence ency ancy ify ied ies eal ual ted ting tion ator""",
+    )
+)
+
+
+def _is_suffix(ending: str) -> bool:
+    if ending.startswith("less"):
+        return False
+    return len(ending) < 3 or ending in _SUFFIXES
 
 
 @lru_cache(maxsize=262144)
@@ -270,7 +312,7 @@ def terms_match(a: str, b: str) -> bool:
         return terms_match(a, b[4:])
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     if len(short) >= 4 and long_.startswith(short) and len(long_) - len(short) <= 4:
-        return True
+        return _is_suffix(long_[len(short) :])
     # Shared stem with different endings: "hypertensive"/"hypertension".
     common = 0
     for x, y in zip(a, b, strict=False):

@@ -292,3 +292,69 @@ def test_fatty_liver_is_a_liver_disease_by_name(primitives: OfflinePrimitives) -
         "People with hepatic steatosis should limit alcohol.",
         "People with a fatty liver should limit alcohol.",
     ) == ("entailed", None)
+
+
+# --- word forms ----------------------------------------------------------------------------------
+
+
+def test_painless_is_the_opposite_of_pain(primitives: OfflinePrimitives) -> None:
+    # was entailed (support 1.00): "painless" matched "pain" as a longer form of it
+    assert _one(
+        primitives,
+        "The swelling on his neck is painless.",
+        "He has a swelling on his neck that causes pain.",
+    ) == ("not_entailed", "incorrect")
+
+
+def test_a_compound_is_not_a_form_of_its_first_word(primitives: OfflinePrimitives) -> None:
+    # was entailed: "mouth" matched "mouthwash"
+    label, _ = _one(
+        primitives,
+        "Breathing through the mouth can dry the lips.",
+        "Using mouthwash can dry the lips.",
+    )
+    assert label != "entailed"
+
+
+def test_a_common_word_in_the_slot_is_no_rival_diagnosis(primitives: OfflinePrimitives) -> None:
+    # was not_entailed/incorrect: "substitution (diagnosis): 'exertion' ..., 'climb' ..."
+    _, reason = _one(
+        primitives,
+        "He is short of breath on exertion.",
+        "He gets short of breath when he climbs stairs.",
+    )
+    assert reason != "incorrect"
+
+
+# --- organisms by genus and species ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # was partial/missing: "Escherichia coli" was two words, so two rivals (a list)
+        ("The wound swab grew Klebsiella.", "The wound swab grew Escherichia coli."),
+        ("Blood cultures grew Staphylococcus aureus.", "Blood cultures grew Staphylococcus epidermidis."),
+    ],
+)
+def test_another_organism_by_genus_and_species_is_a_substitution(
+    primitives: OfflinePrimitives, claim: str, evidence: str
+) -> None:
+    assert _one(primitives, claim, evidence) == ("not_entailed", "incorrect")
+
+
+def test_a_species_epithet_is_not_a_diagnosis(primitives: OfflinePrimitives) -> None:
+    # was entailed: "pneumoniae" was read as "pneumonia"
+    label, _ = _one(primitives, "The boy has pneumonia.", "His throat swab grew Streptococcus pneumoniae.")
+    assert label != "entailed"
+
+
+def test_the_genus_is_entailed_by_genus_and_species(primitives: OfflinePrimitives) -> None:
+    assert _one(primitives, "The sputum grew Klebsiella.", "The sputum grew Klebsiella pneumoniae.") == (
+        "entailed",
+        None,
+    )
+    assert _one(primitives, "The urine grew E. coli.", "The urine grew Escherichia coli.") == (
+        "entailed",
+        None,
+    )

@@ -163,7 +163,7 @@ def _kind(term: str) -> str | None:
     """The class of a clinical term that a substitution must respect, or ``None``."""
     if term.startswith(("q:", "d:", "n:")):
         return None
-    if term in _ORGANISM_STEMS:
+    if term in _ORGANISM_STEMS or ("_" in term and term.split("_", 1)[0] in _ORGANISM_STEMS):
         return "organism"
     if drug_role(term) or is_drug(term):
         return "drug"
@@ -965,6 +965,10 @@ def _check_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Th
             candidates.append((term, kind or "problem"))
     for term, kind in candidates:
         rivals = _rivals(claim, span, comp, term, kind, t)
+        if _kind(term) is None:
+            # A word of no known kind ("exertion") is replaced only by a clinical or rare word,
+            # not by any word in its slot ("climbs stairs").
+            rivals = [other for other in rivals if is_strict_term(other, span, t)]
         if not rivals or (kind != "qualifier" and len(rivals) > 1):
             continue  # several: the claim's item is missing from a list, not replaced
         exclude = {x for x in comp.missing if x == term or _kind(x) == kind} | set(rivals)
