@@ -102,7 +102,6 @@ _UNIT_WORDS = frozenset(
         "times",
         "x",
         "ago",
-        "old",
     ]
 )
 _KEY_WORDS = frozenset(
@@ -273,6 +272,8 @@ def analyze(text: str) -> Analysis:
         else:
             if is_stopword(token) or token.text in _UNIT_WORDS or token.text in DISCOURSE_MARKERS:
                 continue
+            if token.text == "old" and index and assertions.tokens[index - 1].text in _UNIT_WORDS:
+                continue  # "6 months old", "a 3-week-old": an age, not "old" as in "an old infarct"
             term = token.stem
         per_term.setdefault(term, []).append(statuses)
         head = assertions.heads[index] if assertions.heads else -1

@@ -287,7 +287,12 @@ _CUE_SPECS: list[tuple[str, tuple[str, ...], Direction, int]] = [
             "cousin",
             "son",
             "daughter",
-            "children",
+            # bare "children" is a population ("not recommended for children")
+            "her children",
+            "his children",
+            "their children",
+            "your children",
+            "my children",
             "his wife",
             "her husband",
             "his partner",

@@ -227,6 +227,14 @@ _SIDE_WORDS = {
 }
 
 
+def _same_unit(a: Quantity, b: Quantity) -> bool:
+    """Whether two quantities were written in the same unit (their values and raw numbers
+    stand in the same ratio)."""
+    if not a.raw or not b.raw or not a.raw[0] or not b.raw[0]:
+        return True
+    return abs(a.values[0] / a.raw[0] - b.values[0] / b.raw[0]) <= 1e-9 * max(1.0, a.values[0] / a.raw[0])
+
+
 @dataclass(frozen=True)
 class Quantity:
     """A number with its unit, normalised: ``values`` in the base unit of ``dimension``."""
@@ -241,6 +249,9 @@ class Quantity:
     vague: bool = False
     """A duration without a number ("a few days", "several weeks"): ``values`` is the
     range it stands for, which agrees with any value or range inside it."""
+    bound: str | None = None
+    """A limit rather than a value: ``upper`` ("up to 72 hours", "no more than 4 g") or
+    ``lower`` ("more than 3 days", "at least 4")."""
 
     def comparable(self, other: Quantity) -> bool:
         """Same dimension, or one side a bare number (compared as written) and the other a
@@ -269,7 +280,10 @@ class Quantity:
                 value, (low, high) = (mine[0], theirs) if len(mine) == 1 else (theirs[0], mine)
                 return min(low, high) - 1e-9 <= value <= max(low, high) + 1e-9
             return False
-        return all(abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b)) for a, b in zip(mine, theirs, strict=True))
+        # Durations in other units are as exact as the calendar: "12 months" is "1 year",
+        # "8 weeks" is "2 months" (within 10 %); in the same unit, the same number.
+        close = 0.1 if self.dimension == "time" and not _same_unit(self, other) else 1e-6
+        return all(abs(a - b) <= close * max(1.0, abs(a), abs(b)) for a, b in zip(mine, theirs, strict=True))
 
     def key(self) -> str:
         """A term standing for this quantity in coverage ("q:mass:0.02")."""
@@ -314,6 +328,32 @@ class SideMention:
         return any(terms_match(a, b) for a in mine for b in theirs)
 
 
+# Words that compare or order ("more than 3 days", "after 2 weeks"): they say how a number
+# relates, not what it measures, so they never anchor it.
+_COMPARING = frozenset(
+    {"more", "less", "fewer", "greater", "before", "after", "least", "most", "over", "under"}
+)
+
+
+_UPPER_BOUND = re.compile(
+    r"(?:\b(?:less|fewer|shorter|lower|earlier)\s+than|\bunder|\bup\s+to|\bat\s+most|\bmaximum(?:\s+of)?"
+    r"|\b(?:no|not|never)\s+(?:\w+\s+){0,2}(?:more|longer|greater|higher)\s+than|\bexceed|[<≤]=?)\s*$"
+)
+_LOWER_BOUND = re.compile(
+    r"(?:\b(?:more|greater|longer|higher|later)\s+than|\bover|\bat\s+least|\bbeyond|\bexceeding|\bminimum"
+    r"(?:\s+of)?|[>≥]=?)\s*$"
+)
+
+
+def _bound(before: str) -> str | None:
+    """Whether the number after ``before`` is a limit, and which."""
+    if _UPPER_BOUND.search(before):
+        return "upper"
+    if _LOWER_BOUND.search(before):
+        return "lower"
+    return None
+
+
 def _anchor(normalized: str, start: int, end: int) -> frozenset[str]:
     """Content stems up to 4 words before a quantity (within its clause) and 2 after."""
     before = normalized[:start]
@@ -323,7 +363,7 @@ def _anchor(normalized: str, start: int, end: int) -> frozenset[str]:
     stop = min((i for i in (after.find(c) for c in ";:.,(") if i >= 0), default=len(after))
     after_tokens = [t for t in tokenize(after[:stop]) if t.kind == "word" and not is_stopword(t)]
     words = [t.stem for t in before_tokens[-4:]] + [t.stem for t in after_tokens[:2]]
-    return frozenset(w for w in words if w not in _UNITS and w not in _FREQUENCIES)
+    return frozenset(w for w in words if w not in _UNITS and w not in _FREQUENCIES and w not in _COMPARING)
 
 
 _VAGUE_DURATION_RE = re.compile(
@@ -417,7 +457,10 @@ def extract_quantities(normalized: str) -> list[Quantity]:
         anchor = _anchor(normalized, match.start(), match.end())
         if dimension == "number" and not anchor:
             continue
-        found.append(Quantity(dimension, values, match.group(0).strip(), match.start(), anchor, raw))
+        bound = _bound(normalized[: match.start()])
+        found.append(
+            Quantity(dimension, values, match.group(0).strip(), match.start(), anchor, raw, bound=bound)
+        )
     found.sort(key=lambda q: q.start)
     return found
 

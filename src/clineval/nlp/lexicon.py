@@ -215,6 +215,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "per day",
         "a day",
         "qday",
+        "every 24 hours",
+        "q24h",
+        "q24",
     ),
     "twice_daily": (
         "bid",
@@ -752,6 +755,12 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "non-alcoholic fatty liver disease",
         "nonalcoholic fatty liver disease",
     ),
+    "first_degree": ("first degree", "first-degree", "1st degree", "1st-degree"),
+    "second_degree": ("second degree", "second-degree", "2nd degree", "2nd-degree"),
+    "third_degree": ("third degree", "third-degree", "3rd degree", "3rd-degree"),
+    "fourth_degree": ("fourth degree", "fourth-degree", "4th degree", "4th-degree"),
+    "not safe": ("unsafe",),
+    "atrial_flutter": ("atrial flutter", "a-flutter", "aflutter"),
     "e_coli": ("e. coli", "e.coli", "e coli", "escherichia coli"),
     "oral_candidiasis": ("oral candidiasis", "oral thrush", "thrush"),
     "candidiasis": ("yeast infection", "yeast infections", "candida infection"),
@@ -947,6 +956,7 @@ DIAGNOSIS_WORDS = _words(
     "|cardiomyopathy|angina|vasculitis|thyroiditis|nephropathy|retinopathy|gastritis|esophagitis|hemorrhoids"
     "|constipation_chronic|incontinence|prolapse|endometriosis|fibroids|infertility|preeclampsia|scoliosis"
     "|radiculopathy|stenosis|spondylosis|herniation|trauma|status_epilepticus|status_asthmaticus|fatty_liver"
+    "|atrial_flutter"
     "|status_migrainosus"
 )
 DIAGNOSIS_SUFFIXES = ("itis", "osis", "emia", "aemia", "oma", "pathy", "plasia", "algia", "ectasis", "trophy")
@@ -1060,15 +1070,19 @@ CONTRAST_SETS: tuple[tuple[str, ...], ...] = tuple(
     for group in (
         "limited/localized/localised/focal|diffuse/generalized/generalised/widespread/disseminated",
         "primary|secondary|tertiary",
-        "acute/hyperacute|subacute|chronic",
+        "acute/hyperacute|subacute|chronic/old/remote",
         "benign|malignant",
         "minor|major",
         "mild|moderate|severe/profound",
-        "small/tiny|large/massive",
-        "increased/elevated/raised/high/increasing/rising|decreased/reduced/low/lowered/decreasing/diminished",
+        "small/tiny/smaller|large/massive/larger/bigger",
+        "increased/elevated/raised/high/higher/increasing/rising/rose/risen/raise/raises/raising"
+        "|decreased/reduced/low/lower/lowered/decreasing/diminished/fell/fallen/dropped",
         "enlarged|normal",
+        # a result called normal is neither high nor low
+        "normal|elevated/raised/high/increased/abnormal",
+        "normal|low/decreased/reduced/abnormal",
         "positive|negative",
-        "stable/unchanged|improved/improving|worsened/worsening/progressive",
+        "stable/unchanged|improved/improving/better|worsened/worsening/progressive/worse",
         "proximal|distal",
         "anterior|posterior",
         "medial|lateral",
@@ -1099,7 +1113,17 @@ CONTRAST_SETS: tuple[tuple[str, ...], ...] = tuple(
         "hypernatremia|hyponatremia",
         "hypercalcemia|hypocalcemia",
         "tachycardia|bradycardia",
-        "oral|intravenous/iv|intramuscular|subcutaneous|topical|transdermal|rectal|sublingual|intranasal|inhaled",
+        "oral/po|intravenous/iv|intramuscular/im|subcutaneous|topical|transdermal|rectal|sublingual|intranasal|inhaled",
+        # what is done with a drug or a habit
+        "start/started/starting/begin/begun/began/initiate/initiated/resume/resumed/restart/restarted"
+        "/continue/continued/continuing/keep/kept"
+        "|stop/stopped/stopping/discontinue/discontinued/hold/held/withhold/withheld/cease/ceased/quit",
+        "faster/fast/quicker/rapid/speed|slower/slow/slows/slowed",
+        "morning|night/nighttime/bedtime/evening",
+        # the order of two events ("the rash appeared before / after starting the drug")
+        "before|after",
+        "more/greater|less/fewer/lesser",
+        "first_degree|second_degree|third_degree|fourth_degree",
         "male|female",
         "man|woman",
         "boy|girl",
@@ -1205,8 +1229,8 @@ GENERIC_ABNORMALITY = _words(
 # --- generic words ------------------------------------------------------------------------
 STOPWORDS = _words(
     "a|an|the|and|or|nor|but|if|then|else|of|in|on|at|to|for|from|by|with|as|into|onto|upon|about|above|below"
-    "|over|under|between|through|during|before|after|since|until|up|down|out|off|again|further|once|here|there"
-    "|when|where|why|how|all|any|both|each|few|more|most|other|some|such|only|own|same|so|than|too|very|can"
+    "|over|under|between|through|during|since|until|up|down|out|off|again|further|once|here|there"
+    "|when|where|why|how|all|any|both|each|few|most|other|some|such|only|own|same|so|than|too|very|can"
     "|will|just|should|would|could|may|might|must|shall|is|are|was|were|be|been|being|am|have|has|had|having"
     "|do|does|did|doing|done|this|that|these|those|it|its|itself|he|him|his|himself|she|her|hers|herself"
     "|they|them|their|theirs|themselves|we|us|our|ours|you|your|yours|i|me|my|mine|myself|who|whom|whose"
@@ -1237,7 +1261,7 @@ LOW_WEIGHT_WORDS = _words(
     "|advise|advised|instruct|instructed|encourage|encouraged|return|experience|experiences|experiencing"
     "|experienced|develop|develops|developed|cause|causes|caused|risk|risks|effect|effects|side|health"
     "|healthcare|professional|care|provider|body|person|people|individual|individuals|year|years|month"
-    "|months|week|weeks|day|days|hour|hours|minute|minutes"
+    "|months|week|weeks|day|days|hour|hours|minute|minutes|before|after|more|less"
 )
 NUMBER_WORDS: dict[str, str] = {
     "zero": "0",

@@ -159,6 +159,7 @@ def _join_binomial(match: re.Match[str]) -> str:
     from wordfreq import zipf_frequency
 
     genus, species = match.group(1), match.group(2)
+    genus = {"strep": "streptococcus", "staph": "staphylococcus"}.get(genus, genus)
     if len(species) < 4 or species in STOPWORDS or zipf_frequency(species, "en") >= 3.0:
         return match.group(0)
     return f"{genus}_{species}"

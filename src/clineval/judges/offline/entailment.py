@@ -213,7 +213,8 @@ Polarity = str  # affirmed | negated | uncertain | hypothetical | family | resol
 
 def _polarity(statuses: frozenset[Status]) -> Polarity:
     if "family" in statuses:
-        return "family"
+        # "no family history of colon cancer" denies what "a family history of" it states
+        return "family negated" if statuses & {"negated", "advice"} else "family"
     if "hypothetical" in statuses:
         return "hypothetical"
     if "possible" in statuses:
@@ -435,6 +436,10 @@ def _check_conflicts(claim: Analysis, span: Analysis, comp: Comparison, t: Thres
         rivals = [o for o in span.quantities if q.comparable(o) and _anchors_meet(q.anchor, o.anchor)]
         if not rivals and q.dimension in ("age", "pressure"):
             rivals = [o for o in span.quantities if o.dimension == q.dimension]
+        # A limit is compared with limits of its kind only, and only an upper one ("up to 8 g"
+        # / "no more than 4 g"): "more than 72 hours" and "more than 24 hours" are thresholds
+        # of different things as often as not, and a limit is not a value.
+        rivals = [o for o in rivals if o.bound == q.bound and q.bound in (None, "upper")]
         if rivals and not any(q.same_value(o) for o in rivals):
             exclude = {o.key() for o in claim.quantities} | {x for x in claim.terms if x.startswith("n:")}
             if _about_same(claim, comp, exclude, t, anchored=True):
@@ -538,10 +543,10 @@ def _polarity_conflict(
         else [
             term
             for term, pair in zip(shared, pairs, strict=True)
-            if set(pair) == {"affirmed", "negated"}
+            if set(pair) in ({"affirmed", "negated"}, {"family", "family negated"})
             and (
                 headed(claim, term, set(comp.matched), span)
-                if pair[0] == "negated"
+                if "negated" in pair[0]
                 else headed(span, comp.matched[term], matched_span_terms, claim)
             )
         ]
@@ -563,7 +568,11 @@ def _polarity_conflict(
     others = [
         term
         for term, pair in zip(shared, pairs, strict=True)
-        if term in problems and "family" in pair and pair[0] != pair[1] and "negated" not in pair
+        if term in problems
+        and "family" in pair
+        and pair[0] != pair[1]
+        and "negated" not in pair
+        and "family negated" not in pair
     ]
     # A contradiction needs the same problem or drug, all of it: "denies left calf pain" does
     # not contradict "left ankle pain".
@@ -609,9 +618,17 @@ def _both_deny(claim: Analysis, span: Analysis, comp: Comparison) -> bool:
     only in where it attaches ("X should not be used for more than 3 days" / "do not use X
     for more than 3 days"), not a contradiction."""
     denying = {"negated", "advised against"}
-    return any(_polarity(claim.status.get(term, frozenset())) in denying for term in comp.matched) and any(
-        _polarity(span.status.get(term, frozenset())) in denying for term in comp.matched.values()
-    )
+    # "without asking your doctor" in both texts is a shared circumstance, not a denial
+    shared_without = "without" in claim.normalized and "without" in span.normalized
+    in_claim = in_span = False
+    for mine, theirs in comp.matched.items():
+        a = _polarity(claim.status.get(mine, frozenset())) in denying
+        b = _polarity(span.status.get(theirs, frozenset())) in denying
+        if a and b and shared_without:
+            continue
+        in_claim |= a
+        in_span |= b
+    return in_claim and in_span
 
 
 # An instruction or recommendation: "take ...", "... should be taken", "it is best to ...".
@@ -619,7 +636,7 @@ _ADVISING = re.compile(
     r"^\s*(?:please\s+)?(?:take|use|give|apply|start|continue|keep|try|drink|eat|seek|see|call|contact"
     r"|consult|ask|get)\b"
     r"|\b(?:should|must|ought\s+to|needs?\s+to|recommended|advised|advisable|best\s+to|safe\s+to)\b"
-    r"|\bcan\s+(?:safely\s+)?(?:be\s+)?(?:used|taken|given|use|take)\b"
+    r"|\bcan\s+(?:safely\s+)?(?:be\s+)?(?:used|taken|given|use|take)\b|\byou\s+(?:can|may)\b"
 )
 
 
@@ -641,14 +658,18 @@ def _advice_reversed(claim: Analysis, span: Analysis, comp: Comparison) -> str |
             if not term.startswith(("q:", "d:", "n:"))
             and {"negated", "advice"} <= against.status.get(term, frozenset())
         ]
-        if len(scope) < 2 or not _ADVISING.search(other.normalized):
+        if not scope or not _ADVISING.search(other.normalized):
             continue
+        if len(scope) < 2 and (comp.support < 0.8 or comp.strict_missing):
+            continue  # "X is not recommended for Y": about X for Y, so Y must match too
         if not any(drug_role(term) or term in against.drugs or is_problem_term(term) for term in scope):
             continue
         if all(
-            term in to_other and _polarity(other.status.get(to_other[term], frozenset())) == "affirmed"
+            term in to_other
+            and _polarity(other.status.get(to_other[term], frozenset()))
+            in ("affirmed", "negated" if "without" in against.normalized else "affirmed")
             for term in scope
-        ):
+        ) and any(_polarity(other.status.get(to_other[term], frozenset())) == "affirmed" for term in scope):
             first = (
                 next(term for term in scope if drug_role(term) or term in against.drugs)
                 if any(drug_role(term) or term in against.drugs for term in scope)
@@ -949,6 +970,8 @@ def _check_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Th
     general = _generic(claim) or _generic(span)
     candidates = []
     for term in comp.missing:
+        if term.startswith(("q:", "d:", "n:")):
+            continue  # numbers and dates have checks of their own
         if _polarity(claim.status.get(term, frozenset())) != "affirmed":
             continue  # "denies left calf pain" is not contradicted by "left ankle pain"
         kind = _kind(term)
