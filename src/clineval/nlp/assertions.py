@@ -193,6 +193,7 @@ _CUE_SPECS: list[tuple[str, tuple[str, ...], Direction, int]] = [
     ("is not recommended", ("negated", "advice"), "backward", 6),
     ("are not recommended", ("negated", "advice"), "backward", 6),
     ("not advised", ("negated", "advice"), "backward", 6),
+    ("avoided", ("negated", "advice"), "backward", 6),
     ("contraindicated", ("negated", "advice"), "both", 6),
     # negation
     ("no", ("negated",), "forward", 8),
@@ -521,16 +522,30 @@ def detect_assertions(text: str) -> AssertionResult:
                         heads[j] = head
         if cue.direction in ("backward", "both"):
             count, head = 0, -1
-            for j in range(cue.first - 1, -1, -1):
+            saved: dict[int, tuple[set[Status], int]] = {}
+            j = cue.first - 1
+            while j >= 0:
                 if _ends_scope(tokens[j], cue.statuses, True, count) or count >= window:
-                    break
+                    if tokens[j].text != "except" or not saved:
+                        break
+                    # "X, except for Y, should be avoided": Y was the exception, X the subject
+                    for k, (before, old_head) in saved.items():
+                        statuses[k], heads[k] = before, old_head
+                    saved.clear()
+                    count, head = 0, -1
+                    j -= 1
+                    while j >= 0 and tokens[j].kind == "punct":
+                        j -= 1
+                    continue
                 if j not in cue_tokens and tokens[j].kind != "punct":
+                    saved.setdefault(j, (set(statuses[j]), heads[j]))
                     statuses[j].update(cue.statuses)
                     count += 1
                     if head < 0 and tokens[j].kind == "word" and not is_stopword(tokens[j]):
                         head = j
                     if negation and heads[j] < 0:
                         heads[j] = head
+                j -= 1
     return AssertionResult(
         tuple(tokens),
         tuple(frozenset(s) for s in statuses),

@@ -169,6 +169,7 @@ _AGE_RE = re.compile(
     r"|\b(?:died|passed away|deceased|diagnosed|started|began|stopped|quit|retired|married)\s+at\s+"
     r"(?:the\s+)?(?:age\s+(?:of\s+)?)?(\d{1,3})\b"
 )
+_YOUNG_AGE_RE = re.compile(r"\b(\d{1,3})(?:\s*|-)(month|week|day)s?(?:\s*|-)old\b")
 # "in his 70s", "in her late sixties", "mid-40s": an age range.
 _DECADE_WORDS = {
     "twenties": 20,
@@ -211,6 +212,9 @@ _FREQUENCIES = {
     "twice_daily": 2.0,
     "three_times_daily": 3.0,
     "four_times_daily": 4.0,
+    "six_times_daily": 6.0,
+    "eight_times_daily": 8.0,
+    "twelve_times_daily": 12.0,
     "nightly": 1.0,
     "weekly": 1 / 7,
     "prn": -1.0,
@@ -282,7 +286,7 @@ class Quantity:
             return False
         # Durations in other units are as exact as the calendar: "12 months" is "1 year",
         # "8 weeks" is "2 months" (within 10 %); in the same unit, the same number.
-        close = 0.1 if self.dimension == "time" and not _same_unit(self, other) else 1e-6
+        close = 0.1 if self.dimension in ("time", "age") and not _same_unit(self, other) else 1e-6
         return all(abs(a - b) <= close * max(1.0, abs(a), abs(b)) for a, b in zip(mine, theirs, strict=True))
 
     def key(self) -> str:
@@ -376,7 +380,18 @@ def extract_quantities(normalized: str) -> list[Quantity]:
     """Numbers with units (and bare numbers with an anchor), ages, blood pressures."""
     found: list[Quantity] = []
     taken: list[tuple[int, int]] = []
+    for match in _YOUNG_AGE_RE.finditer(normalized):
+        # "a 6-month-old": an age (in years, 0.49), not a duration, so it meets "6-year-old"
+        years = round(float(match.group(1)) * _UNITS[match.group(2) + "s"][1] / 365.25, 4)
+        found.append(
+            Quantity(
+                "age", (years,), match.group(0), match.start(), frozenset({"age"}), (float(match.group(1)),)
+            )
+        )
+        taken.append(match.span())
     for match in _AGE_RE.finditer(normalized):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
         value = next(g for g in match.groups() if g)
         found.append(
             Quantity(

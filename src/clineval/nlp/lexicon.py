@@ -201,7 +201,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "po": ("by mouth", "per os", "orally"),
     "iv": ("intravenous", "intravenously", "i.v."),
     "im": ("intramuscular", "intramuscularly", "i.m."),
-    "subcutaneous": ("subq", "sq", "sc", "s.c.", "subcutaneously", "sub-q"),
+    "subcutaneous": ("subq", "sq", "sc", "s.c.", "subcutaneously", "sub-q", "under the skin"),
     "prn": ("as needed", "as-needed", "when needed", "p.r.n."),
     "once_daily": (
         "qd",
@@ -254,6 +254,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "q6h",
         "q6",
     ),
+    "six_times_daily": ("every 4 hours", "q4h", "q4"),
+    "eight_times_daily": ("every 3 hours", "q3h"),
+    "twelve_times_daily": ("every 2 hours", "q2h"),
     "nightly": ("qhs", "q.h.s.", "at bedtime", "every night", "before bed"),
     "weekly": ("once weekly", "once a week", "every week", "per week", "qweek", "qwk"),
     "history": ("h/o", "hx", "history of", "pmh", "past medical history", "medical history"),
@@ -317,7 +320,11 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "fever": ("febrile", "fevers", "pyrexia", "elevated temperature"),
     "no fever": ("afebrile",),
     # "-less" and "-free" deny: "a painless lump" is a lump without pain.
-    "no pain": ("painless", "pain-free", "pain free"),
+    "no pain": ("painless",),
+    "allergy": ("allergies", "allergic"),
+    "family history": ("fhx", "family hx", "fmhx"),
+    "first_line": ("first-line", "first line", "first-choice", "first choice"),
+    "second_line": ("second-line", "second line"),
     "no known drug allergies": ("nkda", "nka", "no known allergies"),
     "headache": ("headaches", "cephalgia", "head pain"),
     "dizziness": ("dizzy", "lightheaded", "light-headed", "lightheadedness", "vertigo"),
@@ -761,6 +768,12 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "fourth_degree": ("fourth degree", "fourth-degree", "4th degree", "4th-degree"),
     "not safe": ("unsafe",),
     "atrial_flutter": ("atrial flutter", "a-flutter", "aflutter"),
+    "supraventricular_tachycardia": ("supraventricular tachycardia", "svt"),
+    "ventricular_tachycardia": ("ventricular tachycardia", "v-tach", "vtach"),
+    "crohn_disease": ("crohn's disease", "crohn disease", "crohns disease", "crohn's", "crohn"),
+    "ulcerative_colitis": ("ulcerative colitis",),
+    "without_food": ("on an empty stomach", "empty stomach", "without food", "without a meal"),
+    "with_food": ("with food", "with meals", "with a meal", "with breakfast", "with food or milk"),
     "e_coli": ("e. coli", "e.coli", "e coli", "escherichia coli"),
     "oral_candidiasis": ("oral candidiasis", "oral thrush", "thrush"),
     "candidiasis": ("yeast infection", "yeast infections", "candida infection"),
@@ -810,6 +823,7 @@ ABBREVIATIONS = _words(
 # The role groups are coarse (what a drug is for), used to tell when two texts name
 # different drugs for the same job.
 _DRUG_ROLES: dict[str, str] = {
+    "norepinephrine|noradrenaline|vasopressin|phenylephrine|dopamine": "vasopressor",
     # blood pressure / heart
     "lisinopril|enalapril|ramipril|benazepril|captopril|quinapril|fosinopril|perindopril": "antihypertensive",
     "losartan|valsartan|irbesartan|olmesartan|candesartan|telmisartan|sacubitril": "antihypertensive",
@@ -892,6 +906,7 @@ DRUG_CLASS_WORDS = _words(
     "|antifungal|opioid|benzodiazepine|antipsychotic|anticonvulsant|antiepileptic|bronchodilator|inhaler"
     "|chemotherapy|immunotherapy|vaccine|vaccination|antacid|laxative|supplement|vitamin|antiemetic"
     "|antihypertensive|painkiller|analgesic|sedative|immunosuppressant|biologic|hormone|contraceptive"
+    "|vasopressor|pressor|inotrope"
 )
 # Suffixes of drug names not in the list above (e.g. "-pril", "-sartan").
 DRUG_SUFFIXES = (
@@ -956,7 +971,7 @@ DIAGNOSIS_WORDS = _words(
     "|cardiomyopathy|angina|vasculitis|thyroiditis|nephropathy|retinopathy|gastritis|esophagitis|hemorrhoids"
     "|constipation_chronic|incontinence|prolapse|endometriosis|fibroids|infertility|preeclampsia|scoliosis"
     "|radiculopathy|stenosis|spondylosis|herniation|trauma|status_epilepticus|status_asthmaticus|fatty_liver"
-    "|atrial_flutter"
+    "|atrial_flutter|supraventricular_tachycardia|ventricular_tachycardia|crohn_disease|ulcerative_colitis"
     "|status_migrainosus"
 )
 DIAGNOSIS_SUFFIXES = ("itis", "osis", "emia", "aemia", "oma", "pathy", "plasia", "algia", "ectasis", "trophy")
@@ -1082,7 +1097,8 @@ CONTRAST_SETS: tuple[tuple[str, ...], ...] = tuple(
         "normal|elevated/raised/high/increased/abnormal",
         "normal|low/decreased/reduced/abnormal",
         "positive|negative",
-        "stable/unchanged|improved/improving/better|worsened/worsening/progressive/worse",
+        "stable/unchanged|improved/improving/better|worsened/worsening/progressive/worse/grown/growing/enlarging",
+        "first_line|second_line",
         "proximal|distal",
         "anterior|posterior",
         "medial|lateral",
@@ -1119,14 +1135,13 @@ CONTRAST_SETS: tuple[tuple[str, ...], ...] = tuple(
         "/continue/continued/continuing/keep/kept"
         "|stop/stopped/stopping/discontinue/discontinued/hold/held/withhold/withheld/cease/ceased/quit",
         "faster/fast/quicker/rapid/speed|slower/slow/slows/slowed",
-        "morning|night/nighttime/bedtime/evening",
+        "morning|night/nighttime/bedtime/evening/nightly",
         # the order of two events ("the rash appeared before / after starting the drug")
         "before|after",
+        "with_food|without_food",
         "more/greater|less/fewer/lesser",
         "first_degree|second_degree|third_degree|fourth_degree",
-        "male|female",
-        "man|woman",
-        "boy|girl",
+        "male/man/men/boy/boys/gentleman|female/woman/women/girl/girls/lady",
     )
 )
 

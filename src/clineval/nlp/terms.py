@@ -165,6 +165,15 @@ def _join_binomial(match: re.Match[str]) -> str:
     return f"{genus}_{species}"
 
 
+# "seizure-free", "pain free": none of it.
+_FREE_OF_RE = re.compile(
+    r"\b(pain|seizure|symptom|disease|recurrence|relapse|fever|tumou?r|cancer|smoke|tobacco|alcohol|drug)"
+    r"(?:-| )free\b"
+)
+# "45 yo F": the sex after an age.
+_AGE_SEX_RE = re.compile(r"\b(\d{1,3}[- ]?(?:yo|y/o|y\.o\.|year[- ]old|yr[- ]old))\s+([mf])\b")
+
+
 @lru_cache(maxsize=32768)
 def normalize(text: str) -> str:
     """Lower-cased text in the shared matching vocabulary (see the module docstring)."""
@@ -186,6 +195,8 @@ def normalize(text: str) -> str:
     t = _ROMAN_RE.sub(lambda m: f"{m.group(1)} {_ROMAN[m.group(2)]}{m.group(3) or ''}", t)
     t = _SYNONYM_RE.sub(lambda m: _SYNONYM_TABLE[m.group(0)], t)
     t = _BINOMIAL_RE.sub(_join_binomial, t)
+    t = _FREE_OF_RE.sub(r"no \1", t)
+    t = _AGE_SEX_RE.sub(lambda m: f"{m.group(1)} {'male' if m.group(2) == 'm' else 'female'}", t)
     return re.sub(r"\s+", " ", t).strip()
 
 

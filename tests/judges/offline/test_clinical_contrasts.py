@@ -138,3 +138,98 @@ def test_the_same_said_otherwise_is_entailed(
     primitives: OfflinePrimitives, claim: str, evidence: str
 ) -> None:
     assert _one(primitives, claim, evidence) == ("entailed", None)
+
+
+MORE_CONTRADICTIONS = [
+    # close diagnoses with a shared word
+    ("The monitor showed supraventricular tachycardia.", "The monitor showed ventricular tachycardia."),
+    ("The biopsy is consistent with Crohn's disease.", "The biopsy is consistent with ulcerative colitis."),
+    # an age in months is not an age in years
+    ("The patient is a 9-year-old girl with a rash.", "The patient is a 9-month-old girl with a rash."),
+    # frequencies in hours
+    ("Observations were done every 12 hours.", "Observations were done every 4 hours."),
+    # with or without food
+    ("Take alendronate with breakfast.", "Take alendronate on an empty stomach."),
+    # route in words
+    ("Insulin glargine is taken by mouth.", "Insulin glargine is injected under the skin."),
+    # where a finding was found
+    ("Ultrasound showed a 2 cm cyst in the spleen.", "Ultrasound showed a 2 cm cyst in the right kidney."),
+]
+
+
+@pytest.mark.parametrize(("claim", "evidence"), MORE_CONTRADICTIONS)
+def test_more_opposites_are_contradictions(primitives: OfflinePrimitives, claim: str, evidence: str) -> None:
+    assert _one(primitives, claim, evidence) == ("not_entailed", "incorrect")
+
+
+def test_an_opposite_in_a_longer_note_is_not_made_up_by_other_sentences(
+    primitives: OfflinePrimitives,
+) -> None:
+    # was entailed: "lisinopril" from one sentence and "admission" from another, the missing
+    # "continued" made up by other words although the note says "held"
+    note = (
+        "Admitted with pneumonia and acute kidney injury. Ramipril was held because of the kidney injury. "
+        "Sodium was 131 on admission. She was discharged on day 5."
+    )
+    label, _ = _one(primitives, "Ramipril was continued during the admission.", note)
+    assert label != "entailed"
+
+
+def test_a_denied_rival_agrees_with_the_claim(primitives: OfflinePrimitives) -> None:
+    assert _one(primitives, "Take naproxen with food.", "Do not take naproxen on an empty stomach.")[1] != (
+        "incorrect"
+    )
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # sex after an age, "F"/"M"
+        ("The patient is a 52-year-old man.", "HPI: 52 yo F with a history of asthma."),
+        # first- or second-line
+        (
+            "Sertraline is a second-line treatment for depression.",
+            "Sertraline is a first-line treatment for depression.",
+        ),
+        # grown against stable
+        ("The nodule has grown since the last scan.", "The nodule is stable since the last scan."),
+        # the subject of "should be avoided" is before "except for ..."
+        (
+            "Bananas should be avoided in diarrhoea.",
+            "Most fruit, except for bananas, should be avoided in diarrhoea.",
+        ),
+    ],
+)
+def test_still_more_opposites_are_not_entailed(
+    primitives: OfflinePrimitives, claim: str, evidence: str
+) -> None:
+    assert _one(primitives, claim, evidence)[0] != "entailed"
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        (
+            "He has not had a seizure since starting levetiracetam.",
+            "Seizure-free since starting levetiracetam.",
+        ),
+        ("The baby is a two-month-old boy.", "8-week-old boy with a cough."),
+        ("Allergies: latex, penicillin.", "Allergic to penicillin and latex."),
+        ("She was in shock needing vasopressors.", "Shock needing norepinephrine; lactate 5.1."),
+        ("There is no family history of diabetes.", "FHx: no diabetes."),
+        (
+            "Tetracyclines should not be used in pregnancy.",
+            "Tetracyclines are generally avoided in pregnancy.",
+        ),
+    ],
+)
+def test_more_paraphrases_are_not_contradictions(
+    primitives: OfflinePrimitives, claim: str, evidence: str
+) -> None:
+    assert _one(primitives, claim, evidence)[1] != "incorrect"
+
+
+def test_a_drug_of_the_class_entails_the_class(primitives: OfflinePrimitives) -> None:
+    assert _one(primitives, "She was in shock needing vasopressors.", "Shock needing norepinephrine.")[0] == (
+        "entailed"
+    )

@@ -357,6 +357,17 @@ def _compare(
                 comp.strict_missing.append(term)
         else:
             comp.matched[term] = hit
+    # An exclusive qualifier the span does not state, where the span states its opposite
+    # ("continued" / "held", "lower" / "raise"), is missing as a clinical term is: never made
+    # up by other words, even when the span is too far from the claim for a conflict.
+    for term in comp.missing:
+        rivals = _CONTRAST_OF.get(term)
+        if (
+            rivals
+            and term not in comp.strict_missing
+            and any(other in rivals and not _same_class(term, other) for other in span.terms)
+        ):
+            comp.strict_missing.append(term)
     total = a.total_weight
     got = sum(a.weights[t_] for t_ in comp.matched)
     comp.coverage = min(1.0, got / total) if total else 0.0
@@ -910,7 +921,9 @@ def _slot(claim: Analysis, span: Analysis, comp: Comparison, term: str) -> tuple
 
 
 _DIAGNOSTIC = re.compile(
-    r"\b(?:diagnos\w*|suspect\w*|impression|consistent with|confirm\w*|likely|probable|differential)\b"
+    r"\b(?:diagnos\w*|suspect\w*|impression|consistent with|confirm\w*|likely|probable|differential"
+    # a finding, where it was found: "ultrasound revealed a cyst in the liver"
+    r"|showed|shows|revealed|reveals|demonstrated|demonstrates|found|noted|seen|identified|biopsy of)\b"
 )
 _COMPATIBLE: dict[str, frozenset[str | None]] = {
     "organism": frozenset({"organism", None}),
@@ -936,13 +949,17 @@ def _rivals(
         if other in used or other.startswith(("q:", "d:", "n:")) or not slot[0] <= start < slot[1]:
             continue
         if other not in contrast and any(
-            term_covers(other, c) or term_covers(c, other) or c in other or other in c
+            term_covers(other, c)
+            or term_covers(c, other)
+            or ("_" not in c + other and (c in other or other in c))
             for c in claim.terms
             if not c.startswith("q:")
         ):
             continue  # the same word, or one inside the other ("pneumothorax", "hydropneumothorax")
         if other in _CARE_ROLES:
             continue  # who to see ("ask your pharmacist"), not what the claim names instead
+        if _polarity(span.status.get(other, frozenset())) in ("negated", "advised against"):
+            continue  # denied ("do not take it on an empty stomach"): agrees with the claim's "with food"
         if role is not None and stem(other) == stem(role):
             continue  # the drug's own class ("clobetasol" / "topical steroid"): vaguer, not another drug
         if kind == "qualifier":
@@ -952,9 +969,9 @@ def _rivals(
         if (
             other in _GENERIC_PROBLEMS
             or other in _CONTRAST_OF
-            or span.weights.get(other, 0.0) < t.rival_weight
+            or (span.weights.get(other, 0.0) < t.rival_weight and _kind(other) is None)
         ):
-            continue
+            continue  # a rival is specific, or of a clinical kind ("kidney" for "spleen")
         if _kind(other) in _COMPATIBLE.get(kind, frozenset()):
             out.append(other)
     return out
