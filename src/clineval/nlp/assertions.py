@@ -220,6 +220,8 @@ _CUE_SPECS: list[tuple[str, tuple[str, ...], Direction, int]] = [
     ("failed to reveal", ("negated",), "forward", 8),
     ("rules out", ("negated",), "forward", 6),
     ("ruled out", ("negated",), "both", 6),
+    ("excluded", ("negated",), "backward", 6),
+    ("was excluded", ("negated",), "backward", 6),
     ("was ruled out", ("negated",), "backward", 6),
     ("were ruled out", ("negated",), "backward", 6),
     ("has been ruled out", ("negated",), "backward", 6),

@@ -20,9 +20,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "hypertension": ("htn", "high blood pressure", "elevated blood pressure", "hypertensive"),
     "hypotension": ("low blood pressure", "hypotensive"),
     "blood_pressure": ("bp", "blood pressures", "blood pressure"),
-    "heart_rate": ("pulse rate", "heart rate", "pulse"),
+    "heart_rate": ("pulse rate", "heart rate", "pulse", "hr"),
     "respiratory_rate": ("rr", "respiratory rate", "respiration rate"),
-    "temperature": ("temp",),
+    "temperature": ("temp", "tmax", "t max"),
     "oxygen_saturation": (
         "spo2",
         "o2 sat",
@@ -313,7 +313,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "beta_blocker": ("beta blocker", "beta blockers", "beta-blocker", "beta-blockers", "b-blocker"),
     "calcium_channel_blocker": ("calcium channel blocker", "calcium channel blockers", "ccb"),
     "anticoagulant": ("blood thinner", "blood thinners", "anticoagulants", "anticoagulation", "doac", "noac"),
-    "antibiotic": ("antibiotics", "antibacterial", "antimicrobial"),
+    "antibiotic": ("antibiotics", "antibacterial", "antimicrobial", "abx"),
     "steroid": ("steroids", "corticosteroid", "corticosteroids", "glucocorticoid"),
     "vomiting": ("emesis", "throwing up", "threw up", "vomited", "vomit"),
     "diarrhea": ("diarrhoea", "loose stools", "loose stool", "watery stools"),
@@ -774,6 +774,34 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "ulcerative_colitis": ("ulcerative colitis",),
     "without_food": ("on an empty stomach", "empty stomach", "without food", "without a meal"),
     "with_food": ("with food", "with meals", "with a meal", "with breakfast", "with food or milk"),
+    # clinical-note shorthand
+    "nausea and vomiting": ("n/v", "n&v", "n+v"),
+    "basal_cell_carcinoma": ("basal cell carcinoma", "bcc"),
+    "squamous_cell_carcinoma": ("squamous cell carcinoma", "scc"),
+    "diabetic_ketoacidosis": ("diabetic ketoacidosis", "dka"),
+    "lupus": ("sle", "systemic lupus erythematosus", "lupus erythematosus"),
+    "hemoglobin": ("hgb", "haemoglobin"),
+    "platelets": ("plt", "plts", "platelet count", "platelet"),
+    "thrombocytopenia": ("low platelet count", "low platelets", "low platelet"),
+    "hypokalemia": ("hypokalaemia", "low potassium"),
+    "hyperkalemia": ("hyperkalaemia", "high potassium"),
+    "penicillin": ("pcn",),
+    "naloxone": ("narcan",),
+    "potassium chloride": ("kcl",),
+    "ferrous sulfate": ("feso4", "ferrous sulphate"),
+    "every_other_day": ("qod", "every other day", "alternate days"),
+    "diagnosis": ("dx",),
+    "symptoms": ("sx",),
+    "biopsy": ("bx",),
+    "blood culture": ("bcx",),
+    "urine culture": ("ucx",),
+    "complains of": ("c/o",),
+    "consistent with": ("c/w",),
+    "cholecystectomy": ("chole",),
+    "weight": ("wt",),
+    "leg": ("lower extremity", "lower extremities", "lower limb", "lower limbs"),
+    "negative": ("nonreactive", "non-reactive"),
+    "sulfonamide": ("sulfonamides", "sulfa", "sulfa drugs", "sulphonamide", "sulphonamides", "sulpha"),
     "e_coli": ("e. coli", "e.coli", "e coli", "escherichia coli"),
     "oral_candidiasis": ("oral candidiasis", "oral thrush", "thrush"),
     "candidiasis": ("yeast infection", "yeast infections", "candida infection"),
@@ -971,7 +999,7 @@ DIAGNOSIS_WORDS = _words(
     "|cardiomyopathy|angina|vasculitis|thyroiditis|nephropathy|retinopathy|gastritis|esophagitis|hemorrhoids"
     "|constipation_chronic|incontinence|prolapse|endometriosis|fibroids|infertility|preeclampsia|scoliosis"
     "|radiculopathy|stenosis|spondylosis|herniation|trauma|status_epilepticus|status_asthmaticus|fatty_liver"
-    "|atrial_flutter|supraventricular_tachycardia|ventricular_tachycardia|crohn_disease|ulcerative_colitis"
+    "|diabetic_ketoacidosis|basal_cell_carcinoma|squamous_cell_carcinoma|thrombocytopenia|atrial_flutter|supraventricular_tachycardia|ventricular_tachycardia|crohn_disease|ulcerative_colitis"
     "|status_migrainosus"
 )
 DIAGNOSIS_SUFFIXES = ("itis", "osis", "emia", "aemia", "oma", "pathy", "plasia", "algia", "ectasis", "trophy")
@@ -1263,7 +1291,7 @@ STOPWORDS = _words(
     "|included|generally|usually|typically|often|commonly|common|certain|specific|specifically|particular"
     "|particularly|various|several|different|new|given|based|using|use|used|uses|help|helps|helped|need"
     "|needs|needed|take_word|able|unable_word|try|tried|trying|want|wants|wanted|sure|know|known|knows"
-    "|seen|observed|identified|detected|visualized|visualised|evident|apparent|documented"
+    "|seen|observed|identified|detected|visualized|visualised|evident|apparent|documented|sided"
 )
 LOW_WEIGHT_WORDS = _words(
     "medication|physician|history|follow_up|continue|continued|continues|start|started|starting|monitor"

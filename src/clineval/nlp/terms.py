@@ -47,8 +47,9 @@ _CONTRACTION_RES = [(re.compile(p), r) for p, r in _CONTRACTIONS]
 
 
 _PREFIX_HYPHEN = re.compile(
-    r"\b(anti|non|pre|post|re|co|sub|over|under|hyper|hypo|multi|inter|intra|extra|peri|trans)-(?=[a-z])"
+    r"\b(anti|non|pre|post|re|co|sub|over|under|hyper|hypo|multi|inter|intra|extra|peri|trans)-(?=[a-z]{4})"
 )
+_SHORT_AFTER_PREFIX = re.compile(r"\b(anti|non|pre|post|sub|peri)-(?=[a-z]{1,3}\b)")
 _WORD_HYPHEN = re.compile(r"(?<=[a-z]{2})-(?=[a-z]{2})")
 # A hyphenated word broken by a line end or a copy ("flu- like"), but not a shared prefix
 # ("pre- and post-operative").
@@ -57,7 +58,8 @@ _BROKEN_HYPHEN = re.compile(r"(?<=[a-z]{2})- (?!(?:and|or|to|nor)\b)(?=[a-z]{2})
 
 def _dehyphenate(text: str) -> str:
     """ "anti-depressants" -> "antidepressants", "left-sided" -> "left sided"."""
-    return _WORD_HYPHEN.sub(" ", _PREFIX_HYPHEN.sub(r"\1", _BROKEN_HYPHEN.sub("-", text)))
+    text = _SHORT_AFTER_PREFIX.sub(r"\1 ", _BROKEN_HYPHEN.sub("-", text))  # "post-MI": post MI
+    return _WORD_HYPHEN.sub(" ", _PREFIX_HYPHEN.sub(r"\1", text))
 
 
 def _synonym_regex() -> tuple[re.Pattern[str], dict[str, str]]:
@@ -106,7 +108,20 @@ def _abbreviation_regex() -> tuple[re.Pattern[str], dict[str, str]]:
 
 
 # Abbreviations that are only safe to expand in capitals ("ER" but not "er").
-_CASED = {"ER": "emergency department", "ED": "emergency department", "UA": "urinalysis"}
+_CASED = {
+    "ER": "emergency department",
+    "ED": "emergency department",
+    "UA": "urinalysis",
+    # note shorthand that is a word in lower case
+    "HA": "headache",
+    "DOE": "dyspnea on exertion",
+    "DES": "drug eluting stent",
+    "SL": "sublingual",
+    "LE": "lower extremity",
+    "LEs": "lower extremities",
+    "BLE": "bilateral lower extremities",
+    "UE": "upper extremity",
+}
 _CASED_RE = re.compile(r"\b(?:" + "|".join(_CASED) + r")\b")
 
 
@@ -172,6 +187,13 @@ _FREE_OF_RE = re.compile(
 )
 # "45 yo F": the sex after an age.
 _AGE_SEX_RE = re.compile(r"\b(\d{1,3}[- ]?(?:yo|y/o|y\.o\.|year[- ]old|yr[- ]old))\s+([mf])\b")
+# "34F presenting with ...", "67M with ...": at the start of a note or after a heading.
+_AGE_SEX_SHORT_RE = re.compile(
+    r"(^|:\s*)(\d{1,3})\s?([mf])(?=\s+(?:with|presents|presenting|who|c/o|s/p|h/o|hx)\b)"
+)
+
+
+_THOUSANDS_RE = re.compile(r"\b(\d{1,3}(?:\.\d)?)k\b")
 
 
 @lru_cache(maxsize=32768)
@@ -189,6 +211,7 @@ def normalize(text: str) -> str:
     for pattern, repl in _CONTRACTION_RES:
         t = pattern.sub(repl, t)
     t = _DIGIT_GROUP_RE.sub("", t)
+    t = _THOUSANDS_RE.sub(lambda m: f"{float(m.group(1)) * 1000:g}", t)  # "plt 45k": 45000
     t = _dehyphenate(t)
     t = _NUMBER_WORD_RE.sub(lambda m: NUMBER_WORDS[m.group(1) or m.group(2)], t)
     t = _OVER_RE.sub(r"\1/\2", t)
@@ -196,6 +219,9 @@ def normalize(text: str) -> str:
     t = _SYNONYM_RE.sub(lambda m: _SYNONYM_TABLE[m.group(0)], t)
     t = _BINOMIAL_RE.sub(_join_binomial, t)
     t = _FREE_OF_RE.sub(r"no \1", t)
+    t = _AGE_SEX_SHORT_RE.sub(
+        lambda m: f"{m.group(1)}{m.group(2)} year old {'male' if m.group(3) == 'm' else 'female'}", t
+    )
     t = _AGE_SEX_RE.sub(lambda m: f"{m.group(1)} {'male' if m.group(2) == 'm' else 'female'}", t)
     return re.sub(r"\s+", " ", t).strip()
 

@@ -624,6 +624,9 @@ def _polarity_conflict(
     return False
 
 
+_EXCEPTING = re.compile(r"\b(?:except|other than|apart from|aside from|but not)\b")
+
+
 def _both_deny(claim: Analysis, span: Analysis, comp: Comparison) -> bool:
     """Both texts negate or advise against something they share: the negation is one-sided
     only in where it attaches ("X should not be used for more than 3 days" / "do not use X
@@ -639,6 +642,21 @@ def _both_deny(claim: Analysis, span: Analysis, comp: Comparison) -> bool:
             continue
         in_claim |= a
         in_span |= b
+    # advice against something the other text does not name ("avoid in women who may
+    # become pregnant" / "valproate should be avoided in pregnancy") counts too
+    if _EXCEPTING.search(claim.normalized + " | " + span.normalized):
+        return in_claim and in_span  # "all fruit, except bananas, should be avoided" names its exception
+    matched_span = set(comp.matched.values())
+    in_claim |= any(
+        _polarity(claim.status.get(term, frozenset())) == "advised against"
+        for term in claim.terms
+        if term not in comp.matched
+    )
+    in_span |= any(
+        _polarity(span.status.get(term, frozenset())) == "advised against"
+        for term in span.terms
+        if term not in matched_span
+    )
     return in_claim and in_span
 
 
