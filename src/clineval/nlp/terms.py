@@ -325,7 +325,8 @@ _SUFFIXES = frozenset(
         r"\w+",
         """ing ion ions ate ated ates ant ants ent ents ness ism ist ists ive ian ians ine ize ise
         ized ised able ibl ible ary ory ery ics ical ally ment ity ous ial ier iest est ers ors ful
-        ular oid itis osis emia ogy ance ence ency ancy ify ied ies eal ual ted ting tion ator""",
+        ular oid itis osis emia ogy ance ence ency ancy ify ied ies eal ual ted ting tion ator
+        ener ened ings ning""",
     )
 )
 

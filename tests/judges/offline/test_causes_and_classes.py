@@ -7,14 +7,9 @@ Texts written for these tests; the verdicts before the change are in the comment
 from __future__ import annotations
 
 import pytest
+from tests.judges.offline.verdicts import label_and_reason as _one
 
 from clineval.judges.offline import OfflinePrimitives
-
-
-def _one(primitives: OfflinePrimitives, claim: str, evidence: str) -> tuple[str, str | None]:
-    (verdict,) = primitives.check_facts_sync([claim], evidence)
-    return verdict.label, verdict.reason
-
 
 # --- pathogen classes ------------------------------------------------------------------------
 

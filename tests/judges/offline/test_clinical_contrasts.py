@@ -9,14 +9,9 @@ entailed (support 0.8 to 1.0), and each paraphrase marked as such was judged inc
 from __future__ import annotations
 
 import pytest
+from tests.judges.offline.verdicts import label_and_reason as _one
 
 from clineval.judges.offline import OfflinePrimitives
-
-
-def _one(primitives: OfflinePrimitives, claim: str, evidence: str) -> tuple[str, str | None]:
-    (verdict,) = primitives.check_facts_sync([claim], evidence)
-    return verdict.label, verdict.reason
-
 
 CONTRADICTIONS = [
     # route
@@ -232,4 +227,29 @@ def test_more_paraphrases_are_not_contradictions(
 def test_a_drug_of_the_class_entails_the_class(primitives: OfflinePrimitives) -> None:
     assert _one(primitives, "She was in shock needing vasopressors.", "Shock needing norepinephrine.")[0] == (
         "entailed"
+    )
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # each was entailed: a drug advised against on one side, called safe on the other
+        ("Lisinopril is safe in pregnancy.", "Lisinopril is contraindicated in pregnancy."),
+        ("Naproxen is safe in pregnancy.", "Avoid naproxen in the third trimester of pregnancy."),
+    ],
+)
+def test_safe_against_advised_against_is_not_entailed(
+    primitives: OfflinePrimitives, claim: str, evidence: str
+) -> None:
+    assert _one(primitives, claim, evidence)[0] != "entailed"
+
+
+def test_safe_against_contraindicated_for_the_same_thing_is_a_contradiction(
+    primitives: OfflinePrimitives,
+) -> None:
+    assert _one(
+        primitives, "Lisinopril is safe in pregnancy.", "Lisinopril is contraindicated in pregnancy."
+    ) == (
+        "not_entailed",
+        "incorrect",
     )

@@ -8,14 +8,9 @@ entailed (the marked ones incorrect).
 from __future__ import annotations
 
 import pytest
+from tests.judges.offline.verdicts import label_and_reason as _one
 
 from clineval.judges.offline import OfflinePrimitives
-
-
-def _one(primitives: OfflinePrimitives, claim: str, evidence: str) -> tuple[str, str | None]:
-    (verdict,) = primitives.check_facts_sync([claim], evidence)
-    return verdict.label, verdict.reason
-
 
 SHORTHAND = [
     ("She complains of headache with nausea and vomiting.", "Pt c/o HA and N/V since this morning."),

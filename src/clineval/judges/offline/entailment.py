@@ -404,7 +404,29 @@ def _compare(
             _polarity_conflict(a, span, comp, shared, generic, t)
     if (conflicts or polarity) and comp.conflict is None and comp.hedge is None:
         _check_assertion(a, span, comp)
+    if (conflicts or polarity) and comp.conflict is None and comp.hedge is None:
+        _check_advice_against(a, span, comp)
     return comp
+
+
+def _check_advice_against(claim: Analysis, span: Analysis, comp: Comparison) -> None:
+    """A drug one text advises against and the other advises or allows ("ibuprofen is safe
+    in pregnancy" / "avoid ibuprofen in the third trimester of pregnancy"): not supported,
+    though not a contradiction when the advice against is about more than the claim says."""
+    for mine, theirs in comp.matched.items():
+        if not (drug_role(mine) or mine in claim.drugs or drug_role(theirs) or theirs in span.drugs):
+            continue
+        pair = (
+            _polarity(claim.status.get(mine, frozenset())),
+            _polarity(span.status.get(theirs, frozenset())),
+        )
+        if set(pair) != {"affirmed", "advised against"}:
+            continue
+        advising = claim if pair[0] == "affirmed" else span
+        if _ADVISING.search(advising.normalized):
+            comp.hedge = "one text advises against what the other advises or allows"
+            comp.hedge_polarity = pair
+            return
 
 
 def _shares_date_part(a: DateMention, b: DateMention) -> bool:
@@ -666,6 +688,7 @@ _ADVISING = re.compile(
     r"|consult|ask|get)\b"
     r"|\b(?:should|must|ought\s+to|needs?\s+to|recommended|advised|advisable|best\s+to|safe\s+to)\b"
     r"|\bcan\s+(?:safely\s+)?(?:be\s+)?(?:used|taken|given|use|take)\b|\byou\s+(?:can|may)\b"
+    r"|\b(?:is|are)\s+(?:generally\s+|considered\s+)?safe\b"
 )
 
 
