@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -13,6 +14,16 @@ from pathlib import Path
 import pytest
 
 from clineval.testing import ScriptedServer
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started in the background of a non-interactive shell ("./.ci/run &", nohup)
+    inherits SIGINT ignored, and so would every command the tests start: the tests of Ctrl-C
+    would then wait for an interrupt that never comes. Take SIGINT back (commands started
+    from here get the default disposition)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 # --- scripted OpenAI-compatible server (clineval.testing.server) -------------------
 
