@@ -9,6 +9,7 @@ flips in one direction are needed (2^-5 = 0.031, 2^-4 = 0.0625): "cannot detect 
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -198,6 +199,32 @@ def test_compare_cli_case_gate_exit_code_and_note(store: tuple[Path, dict[str, s
     assert "c07 · exact_match (1 → 0)" in gated.stdout
     assert named.returncode == 1
     assert wrong.returncode == 2 and "is not a number" in wrong.stderr and "Traceback" not in wrong.stderr
+
+
+def test_compare_json_holds_the_case_gates(store: tuple[Path, dict[str, str]]) -> None:
+    path, ids = store
+    done = clineval(
+        "compare",
+        ids["a"],
+        ids["b"],
+        "--store",
+        str(path),
+        "--fail-on-case-regression",
+        "--json",
+        "-",
+        cwd=ROOT,
+    )
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)  # standard output holds only the JSON
+    [gate] = data["case_gates"]
+    assert gate["passed"] is False
+    assert {(c["case_id"], c["metric"]) for c in gate["cases"]} >= {
+        ("c03", "exact_match"),
+        ("c07", "exact_match"),
+    }
+    assert "c03 · exact_match (1 → 0)" in done.stderr  # the verdict is still shown, on standard error
+    plain = clineval("compare", ids["a"], ids["b"], "--store", str(path), "--json", "-", cwd=ROOT)
+    assert "case_gates" not in json.loads(plain.stdout)  # no gate asked, none reported
 
 
 def test_show_gates_write_the_case_gate_to_junit(store: tuple[Path, dict[str, str]], tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ so that ``clineval --help`` stays fast); see docs/comparing.md.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -122,7 +123,11 @@ def compare_command(
             comparison.warnings.append(flagged)
             if json_path == "-":  # standard output holds only the JSON: say it on standard error
                 err.print(f"warning: {flagged}", highlight=False, soft_wrap=True)
-    text = comparison.model_dump_json(indent=2)
+    outcomes = [check_case_regressions(baseline, candidate, gate) for gate in per_case]
+    data = comparison.model_dump(mode="json")
+    if outcomes:  # the case gates' verdicts, with the cases that regressed, in the JSON too
+        data["case_gates"] = [outcome.model_dump(mode="json") for outcome in outcomes]
+    text = json.dumps(data, indent=2, ensure_ascii=False)
     if json_path == "-":
         click.echo(text)
     else:
@@ -131,7 +136,6 @@ def compare_command(
             write_text_file(json_path, text, "--json")
     if html_path:
         _write_html(comparison, baseline, candidate, html_path, png_dir)
-    outcomes = [check_case_regressions(baseline, candidate, gate) for gate in per_case]
     if outcomes:
         print_outcomes(outcomes, err if json_path == "-" else out)
     if (fail_on_regression and comparison.regressed) or any(not o.passed for o in outcomes):
