@@ -115,6 +115,8 @@ def test_compare_pages(client: TestClient, store: tuple[Path, dict[str, str]]) -
     page = client.get("/compare", params={"a": a, "b": b})
     assert page.status_code == 200 and _h1(page.text) == "Compare first → second"
     assert 'id="compare-table"' in page.text and 'data-metric="exact_match"' in page.text
+    # a few cases: the note that no change could be significant, as the terminal says it
+    assert '<ul class="warnings" id="small-n"><li>exact_match: too few cases to detect:' in page.text
     link = f"/compare/case?a={a}&amp;b={b}&amp;case=c2"
     assert link in page.text
     ticked = client.get(f"/compare?run={b}&run={a}")  # the runs list's form: the older run is A

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import html as html_lib
 import json
 import os
 import re
@@ -213,6 +214,14 @@ def test_compare_html(store: Path, tmp_path: Path) -> None:
     html = (tmp_path / "cmp.html").read_text(encoding="utf-8")
     _self_contained(html)
     assert 'id="compare-table"' in html and 'class="plot plot-compare"' in html
+    # the terminal's "too few cases to detect" notes are in the page too
+    small = [line.strip() for line in proc.stdout.splitlines() if "too few cases to detect" in line]
+    assert small, proc.stdout
+    listed = re.search(r'<ul class="warnings" id="small-n">(.*?)</ul>', html, re.S)
+    assert listed is not None
+    for line in small:
+        assert html_lib.escape(line.split(": too few", 1)[0], quote=False) in listed.group(1)
+    assert listed.group(1).count("too few cases to detect") == len(small)
     for metric in ("exact_match", "token_f1"):
         assert re.search(rf'<tr class="verdict-[a-z-]+" data-metric="{metric}"', html)
     # the two cases that got worse, each with both runs' evidence; none got better
