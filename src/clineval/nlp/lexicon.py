@@ -802,6 +802,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "leg": ("lower extremity", "lower extremities", "lower limb", "lower limbs"),
     "negative": ("nonreactive", "non-reactive"),
     "sulfonamide": ("sulfonamides", "sulfa", "sulfa drugs", "sulphonamide", "sulphonamides", "sulpha"),
+    "before surgery": ("pre-op", "preop", "preoperatively", "pre-operatively", "before the operation"),
+    "after surgery": ("post-op", "postop", "postoperatively", "post-operatively", "after the operation"),
     "e_coli": ("e. coli", "e.coli", "e coli", "escherichia coli"),
     "oral_candidiasis": ("oral candidiasis", "oral thrush", "thrush"),
     "candidiasis": ("yeast infection", "yeast infections", "candida infection"),

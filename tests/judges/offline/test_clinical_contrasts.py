@@ -253,3 +253,25 @@ def test_safe_against_contraindicated_for_the_same_thing_is_a_contradiction(
         "not_entailed",
         "incorrect",
     )
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # each was entailed
+        ("The wound infection began after surgery.", "Wound erythema noted pre-op; surgery delayed."),
+        ("Methotrexate is the preferred treatment in pregnancy.", "Methotrexate is avoided in pregnancy."),
+        (
+            "Ibuprofen should be avoided in the first trimester.",
+            "Ibuprofen is generally considered safe to use in the first trimester.",
+        ),
+    ],
+)
+def test_timing_words_and_preference_against_avoidance(
+    primitives: OfflinePrimitives, claim: str, evidence: str
+) -> None:
+    assert _one(primitives, claim, evidence)[0] != "entailed"
+
+
+def test_post_op_is_after_surgery(primitives: OfflinePrimitives) -> None:
+    assert _one(primitives, "The fever began after surgery.", "Fever to 38.6 post-op.")[1] != "incorrect"

@@ -688,7 +688,7 @@ _ADVISING = re.compile(
     r"|consult|ask|get)\b"
     r"|\b(?:should|must|ought\s+to|needs?\s+to|recommended|advised|advisable|best\s+to|safe\s+to)\b"
     r"|\bcan\s+(?:safely\s+)?(?:be\s+)?(?:used|taken|given|use|take)\b|\byou\s+(?:can|may)\b"
-    r"|\b(?:is|are)\s+(?:generally\s+|considered\s+)?safe\b"
+    r"|\b(?:is|are)\s+(?:\w+\s+){0,3}safe(?:st)?\b|\b(?:preferred|first choice)\b"
 )
 
 
