@@ -228,6 +228,16 @@ def _polarity(statuses: frozenset[Status]) -> Polarity:
     return "affirmed"
 
 
+def _polarity_of(a: Analysis, term: str) -> Polarity:
+    """The polarity of ``term`` in ``a`` (affirmed when ``a`` has no status for it)."""
+    return _polarity(a.status.get(term, frozenset()))
+
+
+def _is_drug(a: Analysis, term: str) -> bool:
+    """A drug or drug class of ``a``."""
+    return bool(drug_role(term)) or term in a.drugs
+
+
 @dataclass
 class Comparison:
     """How one claim compares with one span (a unit, two units together, or the whole
@@ -394,9 +404,7 @@ def _compare(
         # Two or more sentences read together: only what does not need one frame, the
         # polarity of shared problems and drugs (a term counts negated there only when every
         # mention of it is) and hedging.
-        shared = [
-            term for term in comp.matched if is_problem_term(term) or drug_role(term) or term in a.drugs
-        ]
+        shared = [term for term in comp.matched if is_problem_term(term) or _is_drug(a, term)]
         generic = not shared
         if generic:
             shared = [term for term in comp.matched if not term.startswith(("q:", "d:", "n:"))]
@@ -414,11 +422,11 @@ def _check_advice_against(claim: Analysis, span: Analysis, comp: Comparison) -> 
     in pregnancy" / "avoid ibuprofen in the third trimester of pregnancy"): not supported,
     though not a contradiction when the advice against is about more than the claim says."""
     for mine, theirs in comp.matched.items():
-        if not (drug_role(mine) or mine in claim.drugs or drug_role(theirs) or theirs in span.drugs):
+        if not (_is_drug(claim, mine) or _is_drug(span, theirs)):
             continue
         pair = (
-            _polarity(claim.status.get(mine, frozenset())),
-            _polarity(span.status.get(theirs, frozenset())),
+            _polarity_of(claim, mine),
+            _polarity_of(span, theirs),
         )
         if set(pair) != {"affirmed", "advised against"}:
             continue
@@ -536,9 +544,7 @@ def _check_conflicts(claim: Analysis, span: Analysis, comp: Comparison, t: Thres
     # Polarity and experiencer of the shared problems and drugs (what is negated or
     # attributed to someone else in clinical text); the negated side's scope must be
     # headed by a shared word ("not staying on top of his blood sugar" is about staying).
-    shared = [
-        term for term in comp.matched if is_problem_term(term) or drug_role(term) or term in claim.drugs
-    ]
+    shared = [term for term in comp.matched if is_problem_term(term) or _is_drug(claim, term)]
     generic = not shared
     if generic:
         shared = [term for term in comp.matched if not term.startswith(("q:", "d:", "n:"))]
@@ -565,8 +571,8 @@ def _polarity_conflict(
 
     pairs = [
         (
-            _polarity(claim.status.get(term, frozenset())),
-            _polarity(span.status.get(comp.matched[term], frozenset())),
+            _polarity_of(claim, term),
+            _polarity_of(span, comp.matched[term]),
         )
         for term in shared
     ]
@@ -587,7 +593,7 @@ def _polarity_conflict(
     if not flips and not comp.missing_keys and not comp.strict_missing:
         acted = _negated_action(claim, span, comp, [] if generic else shared)
         if acted and _about_same(claim, comp, set(), t):
-            mine = _polarity(claim.status.get(acted[0], frozenset()))
+            mine = _polarity_of(claim, acted[0])
             claim_side, span_side = ("negates", "asserts") if mine != "affirmed" else ("asserts", "negates")
             word = acted[0].replace("_", " ")
             comp.conflict = f"negation: the claim {claim_side} '{word}', the evidence {span_side} it"
@@ -617,7 +623,7 @@ def _polarity_conflict(
         and _about_same(claim, comp, set(), t)
     ):
         term = flips[0]
-        claim_negates = "negated" in _polarity(claim.status.get(term, frozenset()))
+        claim_negates = "negated" in _polarity_of(claim, term)
         claim_side, span_side = ("negates", "asserts") if claim_negates else ("asserts", "negates")
         comp.conflict = (
             f"negation: the claim {claim_side} '{term.replace('_', ' ')}', the evidence {span_side} it"
@@ -630,11 +636,7 @@ def _polarity_conflict(
         and comp.coverage >= 0.6
         and _about_same(claim, comp, set(), t)
     ):
-        who = (
-            "another person"
-            if _polarity(span.status.get(comp.matched[others[0]], frozenset())) == "family"
-            else "the patient"
-        )
+        who = "another person" if _polarity_of(span, comp.matched[others[0]]) == "family" else "the patient"
         comp.conflict = f"experiencer: the evidence says this of {who}"
         return True
     # Opposite polarity that is not a contradiction ("denies any other injuries" and "injured
@@ -658,8 +660,8 @@ def _both_deny(claim: Analysis, span: Analysis, comp: Comparison) -> bool:
     shared_without = "without" in claim.normalized and "without" in span.normalized
     in_claim = in_span = False
     for mine, theirs in comp.matched.items():
-        a = _polarity(claim.status.get(mine, frozenset())) in denying
-        b = _polarity(span.status.get(theirs, frozenset())) in denying
+        a = _polarity_of(claim, mine) in denying
+        b = _polarity_of(span, theirs) in denying
         if a and b and shared_without:
             continue
         in_claim |= a
@@ -670,14 +672,10 @@ def _both_deny(claim: Analysis, span: Analysis, comp: Comparison) -> bool:
         return in_claim and in_span  # "all fruit, except bananas, should be avoided" names its exception
     matched_span = set(comp.matched.values())
     in_claim |= any(
-        _polarity(claim.status.get(term, frozenset())) == "advised against"
-        for term in claim.terms
-        if term not in comp.matched
+        _polarity_of(claim, term) == "advised against" for term in claim.terms if term not in comp.matched
     )
     in_span |= any(
-        _polarity(span.status.get(term, frozenset())) == "advised against"
-        for term in span.terms
-        if term not in matched_span
+        _polarity_of(span, term) == "advised against" for term in span.terms if term not in matched_span
     )
     return in_claim and in_span
 
@@ -714,20 +712,15 @@ def _advice_reversed(claim: Analysis, span: Analysis, comp: Comparison) -> str |
             continue
         if len(scope) < 2 and (comp.support < 0.8 or comp.strict_missing):
             continue  # "X is not recommended for Y": about X for Y, so Y must match too
-        if not any(drug_role(term) or term in against.drugs or is_problem_term(term) for term in scope):
+        drugs = [term for term in scope if _is_drug(against, term)]
+        if not drugs and not any(is_problem_term(term) for term in scope):
             continue
-        if all(
-            term in to_other
-            and _polarity(other.status.get(to_other[term], frozenset()))
-            in ("affirmed", "negated" if "without" in against.normalized else "affirmed")
-            for term in scope
-        ) and any(_polarity(other.status.get(to_other[term], frozenset())) == "affirmed" for term in scope):
-            first = (
-                next(term for term in scope if drug_role(term) or term in against.drugs)
-                if any(drug_role(term) or term in against.drugs for term in scope)
-                else scope[0]
-            )
-            word = first.replace("_", " ")
+        # each term of the advice against is affirmed on the other side, or denied there too
+        # by a shared "without" ("... without asking your doctor")
+        allowed = {"affirmed", "negated"} if "without" in against.normalized else {"affirmed"}
+        theirs = [_polarity_of(other, to_other[term]) if term in to_other else None for term in scope]
+        if all(p in allowed for p in theirs) and "affirmed" in theirs:
+            word = (drugs or scope)[0].replace("_", " ")
             return (
                 f"advice: the {side} advises against '{word}', "
                 f"the {'evidence' if side == 'claim' else 'claim'} advises it"
@@ -751,8 +744,8 @@ def _negated_action(claim: Analysis, span: Analysis, comp: Comparison, shared: l
 
     def pair(term: str) -> tuple[Polarity, Polarity]:
         return (
-            _polarity(claim.status.get(term, frozenset())),
-            _polarity(span.status.get(comp.matched[term], frozenset())),
+            _polarity_of(claim, term),
+            _polarity_of(span, comp.matched[term]),
         )
 
     if any(a != b for a, b in map(pair, shared)):
@@ -818,7 +811,7 @@ def _organ_states(a: Analysis) -> _OrganStates:
         elif term in _ORGAN_OF:
             organs.add(_ORGAN_OF[term])
     for term in a.terms:
-        polarity = _polarity(a.status.get(term, frozenset()))
+        polarity = _polarity_of(a, term)
         if term in _FINDING_OF:
             organ, family = _FINDING_OF[term]
             if term in _NEEDS_ORGAN and organ not in organs:
@@ -831,10 +824,8 @@ def _organ_states(a: Analysis) -> _OrganStates:
                 out.words[(organ, family)] = a.surface.get(term, term)
     if _RESTRICTED_NORMAL.search(a.normalized):
         return out
-    normal = any(t in _NORMAL and _polarity(a.status.get(t, frozenset())) == "affirmed" for t in a.terms)
-    normal = normal or any(
-        t in _GENERIC_ABNORMAL and _polarity(a.status.get(t, frozenset())) == "negated" for t in a.terms
-    )
+    normal = any(t in _NORMAL and _polarity_of(a, t) == "affirmed" for t in a.terms)
+    normal = normal or any(t in _GENERIC_ABNORMAL and _polarity_of(a, t) == "negated" for t in a.terms)
     if normal:
         out.normal = {o for o in organs if o not in out.found}
     return out
@@ -999,7 +990,7 @@ def _rivals(
             continue  # the same word, or one inside the other ("pneumothorax", "hydropneumothorax")
         if other in _CARE_ROLES:
             continue  # who to see ("ask your pharmacist"), not what the claim names instead
-        if _polarity(span.status.get(other, frozenset())) in ("negated", "advised against"):
+        if _polarity_of(span, other) in ("negated", "advised against"):
             continue  # denied ("do not take it on an empty stomach"): agrees with the claim's "with food"
         if role is not None and stem(other) == stem(role):
             continue  # the drug's own class ("clobetasol" / "topical steroid"): vaguer, not another drug
@@ -1030,7 +1021,7 @@ def _check_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Th
     for term in comp.missing:
         if term.startswith(("q:", "d:", "n:")):
             continue  # numbers and dates have checks of their own
-        if _polarity(claim.status.get(term, frozenset())) != "affirmed":
+        if _polarity_of(claim, term) != "affirmed":
             continue  # "denies left calf pain" is not contradicted by "left ankle pain"
         kind = _kind(term)
         if kind == "qualifier":
@@ -1081,8 +1072,8 @@ def _check_assertion(claim: Analysis, span: Analysis, comp: Comparison) -> None:
         return
     pairs = [
         (
-            _polarity(claim.status.get(term, frozenset())),
-            _polarity(span.status.get(comp.matched[term], frozenset())),
+            _polarity_of(claim, term),
+            _polarity_of(span, comp.matched[term]),
         )
         for term in shared
     ]
