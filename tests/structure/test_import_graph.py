@@ -74,6 +74,7 @@ FEATURES = (
     "clineval.config",
     "clineval.conversations",
     "clineval.environments",
+    "clineval.review",
     "clineval.suites",
     "clineval.viewer",
 )

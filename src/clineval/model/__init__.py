@@ -1,6 +1,7 @@
 """The data model: cases going in, scores coming out."""
 
 from clineval.model.case import CASE_FIELDS, AgentRun, Case, GoldFact, ToolCall, Turn
+from clineval.model.review import ReviewQueue, ReviewRecord
 from clineval.model.run import AgentOutput, DatasetInfo, GitInfo, ResultRecord, RunRecord, RunStatus, Tags
 from clineval.model.score import Score, ScoreStatus
 
@@ -13,6 +14,8 @@ __all__ = [
     "GitInfo",
     "GoldFact",
     "ResultRecord",
+    "ReviewQueue",
+    "ReviewRecord",
     "RunRecord",
     "RunStatus",
     "Score",

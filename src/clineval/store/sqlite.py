@@ -103,6 +103,48 @@ CREATE TABLE IF NOT EXISTS expected_results (
     by_metric TEXT NOT NULL
 );
 """
+# Human review (clineval.store.reviews): created in every store opened for writing. Added
+# without a schema version change: the tables are new, nothing existing changes, and a store
+# written before them reads as one without reviews.
+_SCHEMA += """
+CREATE TABLE IF NOT EXISTS reviews (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    case_id TEXT NOT NULL,
+    item TEXT NOT NULL,
+    scale TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    verdict TEXT,
+    comment TEXT,
+    created_at REAL NOT NULL,
+    shown TEXT NOT NULL,
+    source TEXT NOT NULL,
+    queue_id TEXT,
+    retracted INTEGER NOT NULL DEFAULT 0,
+    undone_at REAL
+);
+CREATE INDEX IF NOT EXISTS reviews_by_case ON reviews (run_id, case_id, reviewer);
+CREATE TABLE IF NOT EXISTS review_queues (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    created_at REAL NOT NULL,
+    spec TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS review_queue_cases (
+    queue_id TEXT NOT NULL REFERENCES review_queues(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    case_id TEXT NOT NULL,
+    note TEXT,
+    PRIMARY KEY (queue_id, position)
+);
+CREATE TABLE IF NOT EXISTS review_claims (
+    queue_id TEXT NOT NULL REFERENCES review_queues(id) ON DELETE CASCADE,
+    case_id TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    claimed_at REAL NOT NULL,
+    PRIMARY KEY (queue_id, case_id, reviewer)
+);
+"""
 
 
 _INSERT_OUTPUT = "INSERT INTO outputs (run_id, case_id, data, created_at) VALUES (?, ?, ?, ?)"
@@ -761,6 +803,30 @@ class RunStore:
             self._conn.execute("DELETE FROM results WHERE run_id = ? AND case_id = ?", (run_id, case_id))
             self._conn.execute("DELETE FROM outputs WHERE run_id = ? AND case_id = ?", (run_id, case_id))
         return len(rows)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``) under the store's lock:
+        committed when the block ends, rolled back if it raises. SQLite's reports of a full
+        disk, a damaged or read-only file leave it as :class:`StoreError`."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    def has_table(self, name: str) -> bool:
+        """Whether the store has this table (a store written by an older clineval, opened
+        read-only, may lack the newer ones)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+            ).fetchone()
+        return row is not None
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """The rows of one read query (the viewer's paginated pages); SQLite errors as :class:`StoreError`."""
