@@ -36,14 +36,35 @@ def _order(value: str | None) -> list[str] | None:
 
 @click.command(name="agreement")
 @click.argument("run_ref", required=False)
-@click.option("--metric", "-m", help="The run's metric to compare with the labels.")
+@click.option(
+    "--metric",
+    "-m",
+    "metric_opts",
+    multiple=True,
+    help="The run's metric to compare with the labels (with --reviews: repeatable; default: each "
+    "review scale's own metrics).",
+)
 @click.option(
     "--labels",
     "-l",
     "labels_path",
-    required=True,
     type=click.Path(dir_okay=True),
     help="Human labels: .csv, .tsv, .jsonl or .json, one row per case.",
+)
+@click.option(
+    "--reviews",
+    is_flag=True,
+    help="Use the reviews stored with the run (clineval view --review, clineval review import): "
+    "case- and fact-level agreement, the reviewers' own, baselines and the disagreements.",
+)
+@click.option("--reviewer", help="With --reviews: only this reviewer's verdicts.")
+@click.option(
+    "--disagreements",
+    "n_disagreements",
+    type=click.IntRange(0, 100_000),
+    default=20,
+    show_default=True,
+    help="With --reviews: how many disagreements to list (the most serious first).",
 )
 @click.option("--id-column", default="id", show_default=True, help="Labels column holding the case id.")
 @click.option("--label-column", default="label", show_default=True, help="Labels column holding the label.")
@@ -92,8 +113,11 @@ def _order(value: str | None) -> list[str] | None:
 @friendly
 def agreement_command(
     run_ref: str | None,
-    metric: str | None,
-    labels_path: str,
+    metric_opts: tuple[str, ...],
+    labels_path: str | None,
+    reviews: bool,
+    reviewer: str | None,
+    n_disagreements: int,
     id_column: str,
     label_column: str,
     second_path: str | None,
@@ -112,7 +136,42 @@ def agreement_command(
 
     RUN_REF: a run id, a unique prefix, 'latest' or 'latest~N' (with --metric). To compare
     two annotators instead, give --second-labels FILE or --second-column NAME and no run.
+    With --reviews, the run's stored reviews: every metric against the reviewers, by case and
+    by fact, beside ROUGE-L and content-word share, with the disagreements.
     """
+    if reviews:
+        _reviews_agreement(
+            run_ref,
+            metric_opts,
+            reviewer=reviewer,
+            threshold=threshold,
+            n_disagreements=n_disagreements,
+            json_path=json_path,
+            store_path=store_path,
+            others={
+                "--labels": labels_path,
+                "--second-labels": second_path,
+                "--second-column": second_column,
+                "--second-id-column": second_id_column,
+                "--kind": kind,
+                "--order": order,
+                "--positive": positive,
+            },
+        )
+        return
+    if reviewer is not None:
+        raise ConfigError("--reviewer goes with --reviews (the run's stored reviews)")
+    if labels_path is None:
+        raise ConfigError(
+            "missing --labels FILE: give a labels file (clineval agreement RUN_REF --metric NAME "
+            "--labels FILE), or --reviews to use the reviews stored with the run"
+        )
+    if len(metric_opts) > 1:
+        raise ConfigError(
+            f"--metric given {len(metric_opts)} times: a labels file is compared with one metric "
+            "(several go with --reviews)"
+        )
+    metric = metric_opts[0] if metric_opts else None
     from clineval.agreement import report_renderable
 
     kind_choice = cast("Kind | None", kind)  # click.Choice(KIND_CHOICES)
@@ -173,6 +232,49 @@ def agreement_command(
         click.echo(text)
         return
     out.print(report_renderable(report))
+    if json_path:
+        write_text_file(json_path, text, "--json")
+
+
+def _reviews_agreement(
+    run_ref: str | None,
+    metrics: tuple[str, ...],
+    *,
+    reviewer: str | None,
+    threshold: float | None,
+    n_disagreements: int,
+    json_path: str | None,
+    store_path: str,
+    others: dict[str, str | None],
+) -> None:
+    """``clineval agreement RUN --reviews``: the run's metrics against its stored reviews."""
+    given = [option for option, value in others.items() if value is not None]
+    if given:
+        raise ConfigError(
+            f"{', '.join(given)}: --reviews reads the reviews stored with the run; "
+            "labels files are compared without --reviews"
+        )
+    if run_ref is None:
+        raise ConfigError("--reviews needs the run: clineval agreement RUN_REF --reviews (e.g. latest)")
+    _require_store(store_path)
+    from clineval.review.agreement import agreement_from_store
+    from clineval.review.render import report_renderable
+    from clineval.store.sqlite import RunStore
+
+    with RunStore(store_path, readonly=True) as store:
+        record = store.get_run(run_ref)
+        report = agreement_from_store(
+            store,
+            record,
+            metrics=_names(metrics) or None,
+            reviewer=reviewer,
+            threshold=0.5 if threshold is None else threshold,
+        )
+    text = report.model_dump_json(indent=2)
+    if json_path == "-":
+        click.echo(text)
+        return
+    out.print(report_renderable(report, disagreements=n_disagreements))
     if json_path:
         write_text_file(json_path, text, "--json")
 

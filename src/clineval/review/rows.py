@@ -564,6 +564,10 @@ def _turn_row(group: Sequence[ItemObservation]) -> AgreementRow:
 # --------------------------------------------------------------------------- case rows
 
 
+#: How the statistics' notes name the two sides of a case-level comparison.
+_NAMES = ("metric's values", "reviewers' verdicts")
+
+
 def _levels(scale: ReviewScale, verdicts: Sequence[str]) -> list[float]:
     """Best option highest: for [correct, partly, incorrect] 2, 1, 0."""
     values = scale.values
@@ -637,8 +641,16 @@ def case_row(
     else:
         flags = [v >= threshold for v in raw] if not lower_is_better else [v <= threshold for v in raw]
     statistics = [
-        _stat(stats.spearman, "spearman", "Spearman ρ", values, levels),
-        _stat(stats.roc_auc, "roc_auc", f"ROC AUC for {best}", positive, values, positive=True),
+        _stat(stats.spearman, "spearman", "Spearman ρ", values, levels, names=_NAMES),
+        _stat(
+            stats.roc_auc,
+            "roc_auc",
+            f"ROC AUC for {best}",
+            positive,
+            values,
+            positive=True,
+            names=(_NAMES[1], _NAMES[0]),
+        ),
         _stat(
             stats.cohen_kappa,
             "cohen_kappa2",
@@ -646,6 +658,7 @@ def case_row(
             flags,
             positive,
             labels=[False, True],
+            names=_NAMES,
         ),
     ]
     baselines: list[BaselineFigure] = []

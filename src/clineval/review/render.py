@@ -1,0 +1,156 @@
+"""The agreement of a run with its reviewers in the terminal (rich)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from clineval.review.agreement import ReviewAgreementReport
+from clineval.review.rows import BASELINES, AgreementRow, BaselineFigure, Figure
+
+_VERDICT_STYLE = {"beats": "green", "worse": "red", "unclear": "yellow"}
+
+
+def fmt_value(value: float | None, digits: int = 2, *, sign: bool = False) -> str:
+    if value is None:
+        return "–"
+    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
+def fmt_figure(figure: Figure | None, *, sign: bool = False) -> str:
+    """``0.52 [0.31, 0.70]``; ``–`` when undefined."""
+    if figure is None or figure.value is None:
+        return "–"
+    text = fmt_value(figure.value, sign=sign)
+    if figure.ci_low is not None and figure.ci_high is not None:
+        text += f" [{fmt_value(figure.ci_low, sign=sign)}, {fmt_value(figure.ci_high, sign=sign)}]"
+    return text
+
+
+def baseline_cell(comparison: BaselineFigure | None) -> Text:
+    """``0.61 · Δ +0.19 [0.02, 0.35] beats``."""
+    if comparison is None:
+        return Text("–")
+    text = Text(f"{fmt_value(comparison.value.value)} · Δ {fmt_figure(comparison.difference, sign=True)} ")
+    verdict = comparison.verdict if comparison.difference.value is not None else "unclear"
+    text.append(verdict, style=_VERDICT_STYLE[verdict])
+    return text
+
+
+def row_heading(row: AgreementRow) -> str:
+    what = f"{row.title}"
+    if row.judge:
+        what += f" (judge {row.judge})"
+    unit = "case(s)" if row.level == "case" else f"item(s) from {row.cases} case(s)"
+    return f"{what}: {row.n} {unit}"
+
+
+def reviewer_line(row: AgreementRow) -> str | None:
+    if not row.reviewers:
+        if row.reviewer_pairs:
+            return f"reviewers with each other: {row.reviewer_pairs} doubly reviewed, too few for a figure"
+        return "reviewers with each other: no item has two reviewers yet (plan with --reviewers-per-case 2)"
+    parts = [f"{f.title} {fmt_figure(f)}" for f in row.reviewers]
+    unit = "case(s)" if row.level == "case" else "item(s)"
+    return (
+        f"reviewers with each other (the ceiling), {row.reviewer_pairs} {unit} reviewed twice: "
+        + "; ".join(parts)
+    )
+
+
+def width_line(row: AgreementRow) -> str | None:
+    """How precise the row's headline figure is so far, and about how many more cases narrow it."""
+    from clineval.review.queue import interval_width_hint
+
+    figure = row.get(row.headline) if row.headline else None
+    if figure is None or figure.width is None:
+        return None
+    hint = interval_width_hint(figure.width, row.cases)
+    unit = "cases" if row.level == "case" else f"cases ({row.n} items)"
+    text = f"{figure.title}: interval {figure.width:.2f} wide from {row.cases} {unit}"
+    return f"{text}; {hint}" if hint else text
+
+
+def row_table(row: AgreementRow) -> Table:
+    table = Table(header_style="bold", title=row_heading(row), title_justify="left", title_style="bold")
+    table.add_column("statistic", no_wrap=True)
+    table.add_column("metric [95% CI]", no_wrap=True)
+    for name in BASELINES.values():
+        table.add_column(f"{name} · Δ metric − it [95% CI]")
+    table.add_column("note")
+    for figure in row.statistics:
+        cells: list[str | Text] = [figure.title, fmt_figure(figure)]
+        for key in BASELINES:
+            cells.append(baseline_cell(row.baseline(key, figure.name)) if row.baselines else Text("–"))
+        table.add_row(*cells, Text(figure.note or "", style="dim"))
+    return table
+
+
+def row_renderable(row: AgreementRow) -> RenderableType:
+    parts: list[RenderableType] = []
+    if row.statistics:
+        parts.append(row_table(row))
+    else:
+        parts.append(Text(row_heading(row), style="bold"))
+    for line in (reviewer_line(row), width_line(row), *row.notes):
+        if line:
+            parts.append(Text("  " + line, style="dim" if line in row.notes else ""))
+    return Group(*parts)
+
+
+def disagreements_table(report: ReviewAgreementReport, limit: int) -> Table | None:
+    if not report.disagreements or limit <= 0:
+        return None
+    shown = report.disagreements[:limit]
+    more = report.disagreement_count - len(shown)
+    title = f"Disagreements ({report.disagreement_count}; the most serious first"
+    title += f", {len(shown)} shown: --disagreements N for more)" if more > 0 else ")"
+    table = Table(header_style="bold", title=title, title_justify="left", title_style="bold")
+    for name in ("case", "item", "text", "reviewers", "metric says"):
+        table.add_column(name, overflow="fold")
+    table.add_column("in clineval view", no_wrap=True)
+    for d in shown:
+        reviewers = ", ".join(f"{who}: {verdict}" for who, verdict in d.reviewers.items())
+        text = d.text if len(d.text) <= 90 else d.text[:89] + "…"
+        item = d.item if d.scale in ("verdict", "factuality") else f"{d.item} ({d.scale})"
+        table.add_row(d.case_id, item, text, reviewers, f"{d.metric}: {d.metric_says}", d.link)
+    return table
+
+
+def header_lines(report: ReviewAgreementReport) -> list[Text]:
+    who = ", ".join(report.reviewers) or "none"
+    only = f" (only {report.reviewer_filter})" if report.reviewer_filter else ""
+    lines = [
+        Text(f"Agreement with reviewers · run {report.run_id}", style="bold"),
+        Text(
+            f"{len(report.reviewers)} reviewer(s){only}: {who} · {report.cases_reviewed} case(s) reviewed, "
+            f"{report.verdicts} verdict(s)"
+        ),
+        Text(
+            f"95 % intervals: percentile bootstrap over cases ({report.n_resamples:,} resamples, seed "
+            f"{report.seed}); baselines' thresholds chosen on the other half of the cases; several "
+            "reviewers of one item: their majority (a tie: the first to answer)",
+            style="dim",
+        ),
+    ]
+    return lines
+
+
+def report_renderable(report: ReviewAgreementReport, *, disagreements: int = 20) -> RenderableType:
+    parts: list[RenderableType] = [*header_lines(report)]
+    for row in report.rows:
+        parts.append(Text(""))
+        parts.append(row_renderable(row))
+    table = disagreements_table(report, disagreements)
+    if table is not None:
+        parts.extend([Text(""), table])
+    for note in report.notes:
+        parts.append(Text(note, style="yellow"))
+    return Group(*parts)
+
+
+def summary_rows(report: ReviewAgreementReport) -> Sequence[AgreementRow]:
+    return [r for r in report.rows if r.statistics]
