@@ -28,13 +28,22 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from clineval.errors import ConfigError, DatasetError, field_errors
 from clineval.importing import build_object
 from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec
 from clineval.model import Tags
+from clineval.review.schema import ReviewSchema
 from clineval.runner.agent import AgentFn, AgentSettings
 from clineval.store.sqlite import DEFAULT_STORE
 
@@ -84,6 +93,9 @@ class RunConfig(BaseModel):
     tags: Tags = Field(default_factory=dict)
     group_by: str | None = None
     base_dir: str | None = None
+    review: ReviewSchema | None = None
+    """The review schema clinicians answer for this run's cases (``clineval view --review``):
+    a mapping in the run file, or the name of a YAML file relative to it. Stored inline."""
     environment: dict[str, Any] = Field(default_factory=dict)
     """Settings of a simulated environment the run used (e.g. the radiology benchmark's
     seed, conditions and core), enough to rebuild its cases when the run is resumed."""
@@ -96,6 +108,8 @@ class RunConfig(BaseModel):
         """The configuration as the run store keeps it: ``${NAME}`` instead of the values of
         the environment variables the run file read."""
         stored: dict[str, Any] = with_placeholders(self.model_dump(mode="json"), self.from_environment)
+        if stored.get("review") is None:
+            stored.pop("review", None)
         return stored
 
     @classmethod
@@ -121,6 +135,28 @@ class RunConfig(BaseModel):
             except DatasetError as exc:
                 raise ValueError(str(exc)) from None
         return value
+
+    @field_validator("review", mode="before")
+    @classmethod
+    def _review_file(cls, value: Any, info: ValidationInfo) -> Any:
+        """``review: FILE``: the schema read from a YAML file beside the run file."""
+        if not isinstance(value, str):
+            return value
+        from clineval.review.schema import load_schema
+        from clineval.suites.source import SuiteError
+
+        if not value.strip():
+            raise ValueError("expected a review schema (a mapping) or the name of a YAML file holding one")
+        path = Path(value.strip())
+        base = info.data.get("base_dir")
+        if not path.is_absolute() and base:
+            path = Path(base) / path
+        try:
+            return load_schema(path)
+        except SuiteError as exc:
+            raise ValueError("; ".join(str(p) for p in exc.problems)) from None
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
 
     @property
     def folder(self) -> Path | None:

@@ -127,6 +127,7 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     expected |= {"predict-ratings", "radbench", "run", "runs", "score", "show", "validate"}
     expected |= {"report"}  # clineval report: the self-contained HTML report
     expected |= {"view"}  # clineval view: the local web viewer
+    expected |= {"review"}  # clineval review: review queues, export and import of verdicts
     assert set(listed) == expected
 
 

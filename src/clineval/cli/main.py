@@ -124,6 +124,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "clineval.cli.report:report_command",
         "Write a run's results and the evidence of its worst cases as one self-contained HTML file.",
     ),
+    "review": (
+        "clineval.cli.review:review_group",
+        "Clinicians' review of a run: plan a queue of cases, follow it, export and import verdicts.",
+    ),
     "validate": (
         "clineval.cli.suite:validate_command",
         "Check a suite or run file without running it; list every problem with its line.",

@@ -40,6 +40,8 @@ from clineval.store.sqlite import RunStore
 
 STRATEGIES: tuple[Strategy, ...] = ("random", "stratified", "disagreement")
 DEFAULT_STRATA = 5
+#: Reviewers per case a queue may ask for (:attr:`ReviewQueue.per_case`).
+MAX_PER_CASE = 20
 
 
 @dataclass
@@ -145,6 +147,12 @@ def plan_queue(
     """Pick the cases of a review queue (see the module docstring). Nothing is stored."""
     if n < 1:
         raise ConfigError(f"--n {n}: plan at least one case")
+    if seed < 0:
+        raise ConfigError(f"--seed {seed}: a seed is a whole number from 0")
+    if not 1 <= per_case <= MAX_PER_CASE:
+        raise ConfigError(f"--reviewers-per-case {per_case}: from 1 to {MAX_PER_CASE} reviewers per case")
+    if strata < 1:
+        raise ConfigError(f"--strata {strata}: at least one stratum")
     if strategy not in STRATEGIES:
         raise ConfigError(f"--strategy {strategy}: expected one of {', '.join(STRATEGIES)}")
     rng = np.random.default_rng(seed)
@@ -175,7 +183,13 @@ def plan_queue(
         eligible = len(pool)
         chosen, strata_rows = _stratified(pool, values, n, strata, rng)
         for case_id in chosen:
-            notes[case_id] = f"{metric} {_fmt(values[case_id])}"
+            number = next(
+                i for i, row in enumerate(strata_rows, start=1) if row[0] <= values[case_id] <= row[1]
+            )
+            notes[case_id] = (
+                f"{metric} {_fmt(values[case_id])}, stratum {number} of {len(strata_rows)}"
+                f" ({_fmt(strata_rows[number - 1][0])}–{_fmt(strata_rows[number - 1][1])})"
+            )
     else:
         chosen, eligible, used_metrics = _disagreement(
             store, record, answered, metrics, compare, n, rng, notes, left_out
@@ -210,15 +224,14 @@ def _stratified(
     ordered = sorted(pool, key=lambda c: (values[c], c))
     k = max(1, min(strata, n, len(ordered)))
     bounds = [round(i * len(ordered) / k) for i in range(k + 1)]
-    groups = [ordered[bounds[i] : bounds[i + 1]] for i in range(k)]
-    # cases with one score must not straddle two strata (a stratum is a range of scores)
-    merged: list[list[str]] = []
-    for group in groups:
-        if merged and group and values[merged[-1][-1]] == values[group[0]]:
-            merged[-1].extend(group)
-        elif group:
-            merged.append(group)
-    groups = merged
+    # cases with one score must not straddle two strata (a stratum is a range of scores): a
+    # boundary inside a run of ties moves past it, so the tied cases stay in the lower stratum
+    for i in range(1, k):
+        b = max(bounds[i], bounds[i - 1])
+        while 0 < b < len(ordered) and values[ordered[b - 1]] == values[ordered[b]]:
+            b += 1
+        bounds[i] = b
+    groups = [g for g in (ordered[bounds[i] : bounds[i + 1]] for i in range(k)) if g]
     want = min(n, len(ordered))
     take = [0] * len(groups)
     while sum(take) < want:
@@ -288,18 +301,21 @@ def _disagreement(
     tie = {c: float(x) for c, x in zip(pool, rng.random(len(pool)), strict=True)}
     ranked = sorted(pool, key=lambda c: (-gap[c], tie[c]))
     chosen = ranked[:n]
+    how = "difference" if same_scale else "difference of percentile ranks"
     for case_id in chosen:
-        notes[case_id] = f"{names[0]} {_fmt(a[case_id])} vs {names[1]} {_fmt(b[case_id])}"
+        notes[case_id] = (
+            f"{names[0]} {_fmt(a[case_id])} vs {names[1]} {_fmt(b[case_id])} ({how} {_fmt(gap[case_id])})"
+        )
     used = list(metrics)
     return chosen, len(pool), used
 
 
 def interval_width_hint(width: float | None, n: int, target: float = 0.2) -> str | None:
-    """``about N more`` items to narrow a 95 % interval of width ``width`` (from ``n`` items) to
-    ``target``: widths shrink as 1/sqrt(n)."""
+    """``about N cases in all`` to narrow a 95 % interval of width ``width`` (from ``n`` cases)
+    to ``target``: a first estimate, from widths shrinking as 1/sqrt(n)."""
     if width is None or n < 2 or width <= 0:
         return None
     if width <= target:
         return f"the interval is {width:.2f} wide: narrower than {target:.2f}"
     needed = math.ceil(n * (width / target) ** 2)
-    return f"about {needed} items in all for an interval {target:.2f} wide ({needed - n} more)"
+    return f"about {needed} cases in all for an interval {target:.2f} wide ({needed - n} more)"

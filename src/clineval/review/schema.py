@@ -287,21 +287,24 @@ def schema_from_data(data: Any, where: str) -> ReviewSchema:
 
 
 def load_schema(path: str | Path) -> ReviewSchema:
-    """A review schema from a YAML file."""
-    import yaml
+    """A review schema from a YAML file; every problem is reported as ``FILE:LINE: field:
+    what is wrong`` (the file is read like a run file: ``!include``, ``${NAME}``)."""
+    from clineval.suites.source import SuiteError, load_document
 
     file = Path(path)
+    if not file.exists():
+        raise ConfigError(f"review schema file not found: {file}")
+    if file.is_dir():
+        raise ConfigError(f"review schema file {file} is a folder, not a file")
+    doc = load_document(file)
+    if doc.problems:
+        raise SuiteError(doc.problems)
+    if not isinstance(doc.data, Mapping):
+        raise ConfigError(f"{file}:1: a review schema is a mapping with 'scales' and 'items'")
     try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot read the review schema ({exc.strerror or exc})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{file}:{mark.line + 1}" if mark is not None else str(file)
-        raise ConfigError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    return schema_from_data(data, str(file))
+        return ReviewSchema.model_validate(dict(doc.data))
+    except ValidationError as exc:
+        raise SuiteError(doc.validation_problems(exc)) from None
 
 
 def schema_for_run(config: Mapping[str, Any] | None, kind: str | None = None) -> ReviewSchema:

@@ -29,6 +29,7 @@ from clineval.errors import ConfigError
 from clineval.importing import import_object
 from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec, check_metric
+from clineval.review.schema import ReviewSchema, load_schema
 from clineval.suites.binding import BoundEvaluator, import_target
 from clineval.suites.paths import parse_path
 from clineval.suites.pipeline import PipelineEvaluator, SuiteCase
@@ -56,6 +57,8 @@ class Suite:
     document: Document
     judge: JudgeConfig
     secrets: set[str] = field(default_factory=set)
+    review: ReviewSchema | None = None
+    """The suite's review schema (``review:`` in its header), if it has one."""
 
     @property
     def base_dir(self) -> Path:
@@ -145,6 +148,7 @@ class _Checker:
             evaluators = self._evaluators(eval_id, header, judge)
             pipeline_class = self._pipeline(eval_id, header)
         cases = self._cases(eval_id, data, header, evaluators, pipeline_class)
+        review = self._review(eval_id, data[eval_id], header)
         if self.problems or header is None or pipeline_class is None:
             return None
         secrets = set(self.doc.secrets)
@@ -160,7 +164,53 @@ class _Checker:
             document=self.doc,
             judge=judge,
             secrets=secrets,
+            review=review,
         )
+
+    def _review(self, eval_id: str, value: dict[str, Any], header: SuiteHeader | None) -> ReviewSchema | None:
+        """The header's ``review:`` (inline, or a file beside the suite): a schema whose
+        ``compare_with`` names evaluators of the suite."""
+        raw = value.get("review")
+        path: PathKey = (eval_id, "review")
+        if raw is None or self.doc.tainted(path):
+            return None
+        if isinstance(raw, str):
+            target = Path(raw.strip())
+            if not target.is_absolute():
+                target = self.file.resolve().parent / target
+            try:
+                schema = load_schema(target)
+            except SuiteError as exc:
+                self.add(path, "; ".join(str(p) for p in exc.problems))
+                return None
+            except ConfigError as exc:
+                self.add(path, str(exc))
+                return None
+            inline = False
+        elif isinstance(raw, dict):
+            try:
+                schema = ReviewSchema.model_validate(raw)
+            except ValidationError as exc:
+                self.problems += self.doc.validation_problems(exc, path)
+                return None
+            inline = True
+        else:
+            self.add(path, "expected a review schema (a mapping) or the name of a YAML file holding one")
+            return None
+        if header is not None and self.names_known:
+            declared = self.declared or {spec.name for spec in header.evaluators}
+            for i, scale in enumerate(schema.scales):
+                for j, name in enumerate(scale.compare_with):
+                    if name in declared:
+                        continue
+                    where: PathKey = (*path, "scales", i, "compare_with", j) if inline else path
+                    self.add(
+                        where,
+                        f"scale {scale.name!r} is compared with {name!r}, which is not an evaluator of "
+                        f"this suite{_did_you_mean(name, sorted(declared))} (its evaluators: "
+                        f"{', '.join(sorted(declared))})",
+                    )
+        return schema
 
     def _header(self, eval_id: str, value: Any) -> SuiteHeader | None:
         """The header; when it has problems, the parts that are valid (so the rest is checked too)."""
@@ -201,6 +251,7 @@ class _Checker:
             judge=_valid(JudgeConfig, value.get("judge")),
             tags={},
             table=None,
+            review=None,
         )
 
     def _evaluators(self, eval_id: str, header: SuiteHeader, judge: JudgeConfig) -> dict[str, BoundEvaluator]:

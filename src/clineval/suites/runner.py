@@ -262,6 +262,8 @@ class SuiteRuntime:
             "name": self.name,
             "tags": dict(self.tags),
         }
+        if suite.review is not None:  # found by clineval.review.data.review_schema
+            config["review"] = json.loads(mask(suite.review.model_dump_json(), suite.secrets))
         return RunRecord(
             id=new_run_id(),
             name=self.name or suite.id,

@@ -172,6 +172,9 @@ class SuiteHeader(BaseModel):
     """*extension*: free tags stored with every run of the suite."""
     table: dict[str, str] | None = None
     """*extension*: the case table's columns, ``title: source`` (see docs/suites.md)."""
+    review: Any = None
+    """*extension*: the review schema clinicians answer for the suite's cases (a mapping, or
+    a YAML file relative to the suite file); checked by the loader (see docs/suites.md)."""
 
     @field_validator("cases", mode="before")
     @classmethod
