@@ -12,6 +12,10 @@
   case of both runs side by side;
 * ``/static/...``: the viewer's CSS and JS from the package (and the evidence CSS/JS).
 
+Given :class:`~clineval.viewer.review.ReviewSettings` (``clineval view --review``) it also
+mounts the review mode of :mod:`clineval.viewer.review`: the review pages, the case page with
+the review panel and the two write routes; a blind review hides every score on the run pages.
+
 Every text from a case, an agent or a judge goes through jinja2's autoescape; nothing
 outside the store and the package's static folder is served.
 """
@@ -27,7 +31,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 import jinja2
@@ -54,6 +58,9 @@ from clineval.viewer.data import (
     judge_label,
 )
 from clineval.viewer.report import fmt_p, when
+
+if TYPE_CHECKING:
+    from clineval.viewer.review import ReviewSettings
 
 _HERE = Path(__file__).parent
 STATIC_DIR = _HERE / "static"
@@ -370,7 +377,9 @@ def linker(request: Request, path: str | None = None) -> Callable[..., str]:
 # --------------------------------------------------------------------------- the app
 
 
-def _lifespan(data: ViewerData, warm: int) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+def _lifespan(
+    data: ViewerData, warm: int, closers: Sequence[Callable[[], None]] = ()
+) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if warm > 0:
@@ -379,12 +388,18 @@ def _lifespan(data: ViewerData, warm: int) -> Callable[[Starlette], AbstractAsyn
             yield
         finally:
             data.close()
+            for close in closers:
+                close()
 
     return lifespan
 
 
 def create_app(
-    store_path: str | Path, *, warm: int = 0, allowed_hosts: Sequence[str] | None = None
+    store_path: str | Path,
+    *,
+    warm: int = 0,
+    allowed_hosts: Sequence[str] | None = None,
+    review: ReviewSettings | None = None,
 ) -> Starlette:
     """The viewer over the run store at ``store_path`` (opened read-only; it must exist).
 
@@ -392,12 +407,16 @@ def create_app(
     a background thread, so that their run pages open at once (``clineval view`` uses 3).
     ``allowed_hosts``: answer only requests whose ``Host`` is one of these (``clineval view``
     on localhost allows only localhost names: a web page elsewhere cannot read the runs
-    through a DNS name rebound to 127.0.0.1)."""
+    through a DNS name rebound to 127.0.0.1).
+    ``review``: the review mode (:mod:`clineval.viewer.review`); it opens the store for
+    writing its review tables and always checks the ``Host`` (local names unless
+    ``allowed_hosts`` says otherwise)."""
     path = Path(store_path)
     data = ViewerData(path)
     env = environment()
     parts = Parts()
     shown_path = str(path)
+    blind = review is not None and review.blind
 
     def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         html = env.get_template(template).render(
@@ -407,9 +426,21 @@ def create_app(
             has_evidence_css=parts.evidence_asset("EVIDENCE_CSS") is not None,
             has_evidence_js=parts.evidence_asset("EVIDENCE_JS") is not None,
             has_evidence=parts.evidence is not None,
+            review=review,
+            hide_scores=blind,
             **context,
         )
         return HTMLResponse(html, status_code=status_code)
+
+    def fragment(request: Request, template: str, **context: Any) -> str:
+        return env.get_template(template).render(
+            request=request,
+            link=linker(request),
+            has_evidence=parts.evidence is not None,
+            review=review,
+            hide_scores=blind,
+            **context,
+        )
 
     def runs_page(request: Request) -> Response:
         params = request.query_params
@@ -435,19 +466,22 @@ def create_app(
     def run_page(request: Request) -> Response:
         run_id = request.path_params["run_id"]
         params = request.query_params
-        by = _text(params, "by")
+        by = None if blind else _text(params, "by")
         summary = data.summary(
             run_id,
             by=by,
             all_sub_scores=params.get("subs") == "all",
             wait_for_cis=params.get("cis") == "wait",
         )
-        cases = data.case_page(summary.record.id, case_query(params))
+        query = case_query(params)
+        if blind:  # no order, filter or column that tells a score
+            query = dataclasses.replace(query, sort="index", metric=None, min=None, max=None, status=None)
+        cases = data.case_page(summary.record.id, query)
         plots: dict[str, Markup] = {}
         classes = _evaluator_classes(summary.record.config)
         top = {a.metric: a for a in summary.aggregates}
         unscored = {a.metric: a.errors for a in summary.aggregates}
-        for metric in summary.metrics:
+        for metric in [] if blind else summary.metrics:
             values = summary.distributions.get(metric, [])
             score_range, x_label = metric_scale(metric, values, classes.get(metric, ""))
             agg = top.get(metric)
@@ -463,10 +497,10 @@ def create_app(
             )
             if svg is not None:
                 plots[metric] = svg
-        suite = data.suite_table(summary.record.id) if summary.kind == "suite" else None
+        suite = data.suite_table(summary.record.id) if summary.kind == "suite" and not blind else None
         radbench = (
             data.radbench_summary(summary.record.id, params.get("rb_by", "condition"))
-            if summary.kind == "radbench"
+            if summary.kind == "radbench" and not blind
             else None
         )
         response = page(
@@ -482,7 +516,7 @@ def create_app(
             page_sizes=PAGE_SIZES,
             statuses=_STATUSES,
         )
-        if summary.cis_pending:  # computed once the page is sent; the page fetches them
+        if summary.cis_pending and not blind:  # computed once the page is sent; the page fetches them
             response.background = BackgroundTask(
                 data.compute_aggregates, summary.record.id, all_sub_scores=params.get("subs") == "all"
             )
@@ -626,7 +660,9 @@ def create_app(
             return await not_found(request, exc)
         if exc.status_code == 405:
             return Response(
-                "405 Method Not Allowed: the viewer is read-only\n",
+                "405 Method Not Allowed: the viewer is read-only\n"
+                if review is None
+                else "405 Method Not Allowed: reviews are saved through POST /api/review only\n",
                 status_code=405,
                 headers={"Allow": "GET, HEAD"},
                 media_type="text/plain",
@@ -650,6 +686,22 @@ def create_app(
         Route("/static/evidence.js", evidence_asset("EVIDENCE_JS", "text/javascript"), methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
     ]
+    closers: list[Callable[[], None]] = []
+    if review is not None:
+        from clineval.viewer.review import PageKit, ReviewDesk
+
+        kit = PageKit(
+            page=page,
+            fragment=fragment,
+            texts=parts.texts,
+            evidence=lambda case, result, lower: parts.result(case, result, lower_is_better=lower),
+            suite_case=suite_case_view,
+        )
+        desk = ReviewDesk(path, data, review, kit)  # the store opened for writing its review tables
+        closers.append(desk.close)
+        routes = [*desk.routes(), *routes]  # first: they take the case page over
+        if allowed_hosts is None:
+            allowed_hosts = ["127.0.0.1", "localhost"]
     middleware = []
     if allowed_hosts is not None:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
@@ -657,7 +709,7 @@ def create_app(
         routes=routes,
         middleware=middleware,
         exception_handlers={NotFound: not_found, HTTPException: http_error},
-        lifespan=_lifespan(data, warm),
+        lifespan=_lifespan(data, warm, closers),
     )
     app.state.data = data
     app.state.store_path = shown_path
