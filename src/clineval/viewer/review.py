@@ -634,6 +634,8 @@ class ReviewDesk:
         else:
             if body.comment is not None:
                 raise Refused(400, f"{scale.name} takes a 'verdict' (one of: {', '.join(scale.values)})")
+            if body.verdict is None:
+                raise Refused(400, f"{scale.name}: give a 'verdict' (one of: {', '.join(scale.values)})")
             if body.verdict not in scale.values:
                 raise Refused(
                     400,
