@@ -220,14 +220,18 @@ def _print_plan(plan: Plan, record: RunRecord, other: RunRecord | None, store_pa
         _run_label(record),
         f" · {len(queue.case_ids)} case(s) · {queue.per_case} reviewer(s) per case · seed {queue.seed}",
     )
-    out.print(head, highlight=False)
-    out.print(Text(_looked_at(plan, record, other)), highlight=False)
+    out.print(head, highlight=False, soft_wrap=True)
+    out.print(Text(_looked_at(plan, record, other)), highlight=False, soft_wrap=True)
     if queue.schema_ is not None:
         scales = ", ".join(str(s["name"]) for s in queue.schema_.get("scales", []))
         kinds = ", ".join(str(k) for k in queue.schema_.get("items", [])) or "none"
         facts = queue.schema_.get("max_facts")
         extra = f", at most {facts} facts per case" if facts else ""
-        out.print(Text(f"schema of this queue: case scales {scales}; items {kinds}{extra}"), highlight=False)
+        out.print(
+            Text(f"schema of this queue: case scales {scales}; items {kinds}{extra}"),
+            highlight=False,
+            soft_wrap=True,
+        )
     table = Table(title="Cases, in queue order", title_justify="left", header_style="bold")
     table.add_column("#", justify="right")
     table.add_column("case")
@@ -246,9 +250,9 @@ def _print_plan(plan: Plan, record: RunRecord, other: RunRecord | None, store_pa
     if plan.left_out:
         out.print(Text("Left out:", style="bold"))
         for reason, count in plan.left_out.items():
-            out.print(Text(f"  {count} case(s): {reason}"), highlight=False)
+            out.print(Text(f"  {count} case(s): {reason}"), highlight=False, soft_wrap=True)
     else:
-        out.print(Text("Left out: nothing"), highlight=False)
+        out.print(Text("Left out: nothing"), highlight=False, soft_wrap=True)
     where = _store_flag(store_path)
     out.print(
         Text.assemble(
@@ -293,6 +297,7 @@ def status_command(run_ref: str | None, queue_ref: str | None, store_path: str) 
         out.print(
             Text(f"No review queue{where} yet; plan one: {plan}"),
             highlight=False,
+            soft_wrap=True,
         )
         return
     runs: dict[str, RunRecord] = {}
@@ -333,6 +338,7 @@ def _print_status(store: RunStore, record: RunRecord, queue: ReviewQueue) -> Non
             f"{queue.per_case} reviewer(s) per case · created {created}",
         ),
         highlight=False,
+        soft_wrap=True,
     )
     out.print(
         Text(
@@ -340,11 +346,12 @@ def _print_status(store: RunStore, record: RunRecord, queue: ReviewQueue) -> Non
             f"{len(verdicts)} verdict(s) given"
         ),
         highlight=False,
+        soft_wrap=True,
     )
     reviewers = list(dict.fromkeys([*given, *(r for p in state.progress.values() for r in p.answered)]))
     reviewers += [r for names in state.claims.values() for r in sorted(names) if r not in reviewers]
     if not reviewers:
-        out.print(Text("  no reviewer has started yet"), highlight=False)
+        out.print(Text("  no reviewer has started yet"), highlight=False, soft_wrap=True)
         return
     table = Table(header_style="bold", padding=(0, 1))
     table.add_column("reviewer")
@@ -386,7 +393,11 @@ def export_command(run_ref: str, fmt: str, out_path: str | None, history: bool, 
             write_rows(rows, handle, kind, history=history)
     except OSError as exc:
         raise ConfigError(cannot_write("--out", out_path, exc)) from None
-    err.print(Text(f"wrote {len(rows)} review row(s) of run {record.id} to {out_path}"), highlight=False)
+    err.print(
+        Text(f"wrote {len(rows)} review row(s) of run {record.id} to {out_path}"),
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @review_group.command(name="import")
@@ -407,27 +418,31 @@ def import_command(
     _require_store(store_path)
     store = RunStore(store_path, readonly=dry_run)
     plan = import_reviews(store, file, run=run_ref, reviewer=reviewer, dry_run=dry_run)
-    verb = "would import" if dry_run else "imported"
-    runs = ", ".join(plan.runs) or (run_ref or "-")
-    reviewers = plan.reviewers
-    out.print(
-        Text(
-            f"{verb} {len(plan.records)} verdict(s) from {Path(file).name} ({plan.layout} layout, "
-            f"{plan.rows} row(s)) into run {runs}: {len(reviewers)} reviewer(s)"
-            + (f" ({', '.join(reviewers)})" if reviewers else "")
-            + f", {len(plan.cases)} case(s)"
-        ),
-        highlight=False,
-        soft_wrap=True,
-    )
+    layout = "a row per verdict" if plan.layout == "long" else "a row per case, a column per scale"
+    read = f"{plan.rows} row(s) of {Path(file).name} ({layout})"
+    if plan.records:
+        reviewers = plan.reviewers
+        verb = "would import" if dry_run else "imported"
+        out.print(
+            Text(
+                f"{verb} {len(plan.records)} verdict(s) from {read} into run {', '.join(plan.runs)}: "
+                f"{len(reviewers)} reviewer(s) ({', '.join(reviewers)}), {len(plan.cases)} case(s)"
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
+    else:
+        out.print(Text(f"nothing new to import from {read}"), highlight=False, soft_wrap=True)
     skipped = []
     if plan.unchanged:
         skipped.append(f"{plan.unchanged} equal to the reviewer's current verdict")
     if plan.empty:
         skipped.append(f"{plan.empty} empty cell(s) (not reviewed)")
     if skipped:
-        out.print(Text("skipped: " + "; ".join(skipped)), highlight=False)
+        out.print(Text("skipped: " + "; ".join(skipped)), highlight=False, soft_wrap=True)
     if plan.ignored_columns:
-        out.print(Text("columns not read: " + ", ".join(plan.ignored_columns)), highlight=False)
+        out.print(
+            Text("columns not read: " + ", ".join(plan.ignored_columns)), highlight=False, soft_wrap=True
+        )
     if dry_run:
-        out.print(Text("dry run: nothing written"), highlight=False)
+        out.print(Text("dry run: nothing written"), highlight=False, soft_wrap=True)

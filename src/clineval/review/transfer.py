@@ -610,7 +610,7 @@ class _Importer:
             self.report(
                 line,
                 column or "scale",
-                f"{answer.reviewer}'s {scale.name} of {item_id} in case {case_id} is given twice "
+                f"{answer.reviewer}'s {scale.name} of {_where(item_id, case_id)} is given twice "
                 f"(first on line {self._seen[key]})",
             )
             return
@@ -633,6 +633,10 @@ class _Importer:
                 queue_id=answer.queue_id,
             )
         )
+
+
+def _where(item_id: str, case_id: str) -> str:
+    return f"case {case_id}" if item_id == CASE_ITEM else f"{item_id} in case {case_id}"
 
 
 def _listed(items: CaseItems) -> str:
@@ -678,6 +682,8 @@ def plan_import(
         )
     if "scale" in columns and "verdict" not in columns and "comment" not in columns:
         raise _fail(file, 1, "a row per verdict (a 'scale' column) needs a 'verdict' or 'comment' column")
+    if run is None and "run_id" not in columns:
+        raise ConfigError(f"{file}: which run? give --run RUN (the file has no run_id column)")
     if reviewer is not None:
         problem = check_reviewer_name(reviewer)
         if problem:

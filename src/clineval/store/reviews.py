@@ -130,6 +130,12 @@ class ReviewStore:
     def add_many(self, records: Iterable[ReviewRecord], *, respect_lock: bool = True) -> int:
         """Save many verdicts in one transaction (an import): all or none."""
         rows = list(records)
+        for record in rows:
+            if record.comment is not None and len(record.comment) > MAX_COMMENT:
+                raise StoreError(
+                    f"case {record.case_id}: a comment may hold at most {MAX_COMMENT:,} characters "
+                    "(nothing saved)"
+                )
         if respect_lock:
             for run_id in sorted({r.run_id for r in rows}):
                 self._check_lock(run_id)
