@@ -241,9 +241,26 @@ def _usage_line(run_id: str, store_path: str) -> str | None:
 @click.option(
     "--judge",
     "-j",
+    "judge_opts",
+    multiple=True,
     help="The judge to measure: offline (default) | openai:MODEL[@BASE_URL] | azure[:DEPLOYMENT] "
-    "| scripted:FILE.",
+    "| scripted:FILE. With --reviews: repeatable, every judge on the same items.",
 )
+@click.option(
+    "--reviews",
+    "reviews_run",
+    metavar="RUN",
+    help="Measure the judges against the reviewers of this run (its stored reviews) instead of the "
+    "packaged samples: the reviewed facts, sentences and cases scored again by each judge.",
+)
+@click.option(
+    "--metric",
+    "-m",
+    "metric_opts",
+    multiple=True,
+    help="With --reviews: only this metric's facts, sentences and cases (repeatable).",
+)
+@click.option("--reviewer", help="With --reviews: only this reviewer's verdicts.")
 @click.option(
     "--data",
     "data_dir",
@@ -280,7 +297,10 @@ def _usage_line(run_id: str, store_path: str) -> str | None:
 @store_option
 @friendly
 def calibrate_command(
-    judge: str | None,
+    judge_opts: tuple[str, ...],
+    reviews_run: str | None,
+    metric_opts: tuple[str, ...],
+    reviewer: str | None,
     data_dir: str | None,
     protocol_opts: tuple[str, ...],
     from_run: str | None,
@@ -299,6 +319,39 @@ def calibrate_command(
     other trivial baselines. Run it against a local OpenAI-compatible server before trusting
     that server as a judge: --judge openai:MODEL@http://127.0.0.1:PORT/v1.
     """
+    if reviews_run is not None:
+        given = [
+            option
+            for option, value in {"--data": data_dir, "--protocol": protocol_opts, "--from": from_run}.items()
+            if value
+        ]
+        if given:
+            raise ConfigError(
+                f"{', '.join(given)}: --reviews measures the judges on the run's reviewed cases, not on "
+                "the public samples; give one or the other"
+            )
+        if markdown_path:
+            raise ConfigError("--markdown: not available with --reviews (use --json FILE)")
+        _calibrate_reviews(
+            reviews_run,
+            judge_opts,
+            metrics=metric_opts,
+            reviewer=reviewer,
+            store_path=store_path,
+            judge_concurrency=judge_concurrency,
+            no_cache=no_cache,
+            json_path=json_path,
+            quiet=quiet,
+        )
+        return
+    if metric_opts or reviewer:
+        raise ConfigError(f"{'--metric' if metric_opts else '--reviewer'} goes with --reviews RUN")
+    if len(judge_opts) > 1:
+        raise ConfigError(
+            f"--judge given {len(judge_opts)} times: the packaged samples measure one judge per run "
+            "(several judges on the same items go with --reviews RUN)"
+        )
+    judge = judge_opts[0] if judge_opts else None
     protocols = _protocols(protocol_opts)
     if json_path == "-" and markdown_path == "-":
         raise ConfigError("--json - and --markdown -: only one of them can take standard output")
@@ -309,7 +362,7 @@ def calibrate_command(
         given = [
             option
             for option, value in {
-                "--judge": judge,
+                "--judge": judge_opts,
                 "--data": data_dir,
                 "--judge-concurrency": judge_concurrency,
                 "--no-cache": no_cache,
@@ -327,6 +380,58 @@ def calibrate_command(
         spec = judge or os.environ.get("CLINEVAL_JUDGE", "") or "offline"
         report = _run(config, spec, data_dir, protocols, store_path, judge_concurrency, no_cache, quiet)
     _emit(report, store_path, json_path, markdown_path, fresh=not from_run)
+
+
+def _calibrate_reviews(
+    run_ref: str,
+    specs: tuple[str, ...],
+    *,
+    metrics: tuple[str, ...],
+    reviewer: str | None,
+    store_path: str,
+    judge_concurrency: int | None,
+    no_cache: bool,
+    json_path: str | None,
+    quiet: bool,
+) -> None:
+    """``clineval calibrate --reviews RUN --judge A --judge B``: every judge against the run's reviewers."""
+    from clineval.config import DEFAULT_CACHE
+    from clineval.interrupts import run_sync
+    from clineval.review.calibrate import acalibrate_reviews
+    from clineval.review.render import calibration_renderable
+
+    _require_store(store_path)
+    if json_path and json_path != "-" and not Path(json_path).resolve().parent.is_dir():
+        raise ConfigError(f"--json {json_path}: the folder {Path(json_path).resolve().parent} does not exist")
+    given = list(specs) or [os.environ.get("CLINEVAL_JUDGE", "") or "offline"]
+    twice = sorted({s for s in given if given.count(s) > 1})
+    if twice:
+        raise ConfigError(f"--judge {twice[0]} given twice: each judge once")
+    judges = []
+    for spec in given:
+        config = _judge_config(spec)
+        _check_endpoint(config, spec)
+        judges.append((spec, config))
+    names = [part.strip() for value in metrics for part in value.split(",") if part.strip()]
+    report = run_sync(
+        acalibrate_reviews(
+            store_path,
+            run_ref,
+            judges,
+            metrics=names or None,
+            reviewer=reviewer,
+            progress=False if quiet else None,
+            cache=None if no_cache else DEFAULT_CACHE,
+            judge_concurrency=judge_concurrency,
+        )
+    )
+    text = report.model_dump_json(indent=2)
+    if json_path == "-":
+        click.echo(text)
+        return
+    out.print(calibration_renderable(report, store_suffix=_store_suffix(store_path)))
+    if json_path:
+        write_text_file(json_path, text, "--json")
 
 
 def _emit(

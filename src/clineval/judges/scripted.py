@@ -3,8 +3,10 @@
 For users' own tests of metrics and pipelines, with no network. Each rule has a pattern
 (searched in the text of all messages) and an answer: a JSON object, a string (sent as
 is, so a malformed answer can be scripted), a callable that receives the messages, or a
-list of these given out in turn (the last one repeats). The answer goes through the same
-validation and re-ask path as a real judge's.
+list of these given out in turn (the last one repeats). A field written ``{each: ITEM}``
+becomes one ITEM per item the question asks for, numbered in ``id`` (so one rule answers a
+question about any number of facts). The answer goes through the same validation and
+re-ask path as a real judge's.
 
 >>> judge = ScriptedJudge({"allergy": {"rating": 1, "explanation": "misses the allergy"}},
 ...                       default={"rating": 5, "explanation": "fine"})
@@ -89,6 +91,8 @@ class ScriptedBackend:
             answer = self._pick(-1, self.default)
         if callable(answer):
             answer = answer(messages)
+        if isinstance(answer, Mapping):
+            answer = expand_each(answer, json_schema)
         content = answer if isinstance(answer, str) else json.dumps(answer)
         return Completion(
             text=content, prompt_tokens=len(text) // 4, completion_tokens=len(content) // 4, model="scripted"
@@ -96,6 +100,34 @@ class ScriptedBackend:
 
     async def aclose(self) -> None:
         return None
+
+
+def _list_length(schema: Mapping[str, Any]) -> int | None:
+    """The exact number of items a list field asks for (``minItems == maxItems``), if any."""
+    low, high = schema.get("minItems"), schema.get("maxItems")
+    return low if isinstance(low, int) and low == high else None
+
+
+def expand_each(answer: Mapping[str, Any], json_schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"verdicts": {"each": {...}}}``: one copy of the item for each of the items the
+    question asks for, numbered from 1 in ``id``, so that one rule answers a question about
+    any number of facts or sentences (``{"each": {"label": "entailed"}}`` says every fact is
+    entailed). A field without ``each`` is kept as written."""
+    properties = json_schema.get("properties")
+    out = dict(answer)
+    for key, value in answer.items():
+        if not (isinstance(value, Mapping) and set(value) == {"each"}):
+            continue
+        field = properties.get(key) if isinstance(properties, Mapping) else None
+        n = _list_length(field) if isinstance(field, Mapping) else None
+        if n is None:
+            raise JudgeError(
+                f"scripted judge: '{key}: {{each: ...}}' answers a question about a list of a set length, "
+                f"and this question's '{key}' is not one"
+            )
+        item = value["each"]
+        out[key] = [{"id": i, **item} if isinstance(item, Mapping) else item for i in range(1, n + 1)]
+    return out
 
 
 def _rules(rules: Mapping[str, Any] | Sequence[ScriptRule | Mapping[str, Any]] | None) -> list[ScriptRule]:

@@ -77,6 +77,10 @@ class ReviewItem:
     category: str | None = None
     answered_by: tuple[str, ...] = ()
     judge: JudgeVerdict | None = None
+    checked_by: str = "facts"
+    """How the metric checked it: ``facts`` (claims against a text: TBFact, RAGAS faithfulness)
+    or ``grounding`` (an answer's sentence against the contexts, read as a reply to the
+    question: ASTRID conversational faithfulness). Another judge checks it the same way."""
 
     @property
     def group(self) -> str:
@@ -125,7 +129,8 @@ def turn_id(number: int) -> str:
     return f"turn/{number}"
 
 
-def _credit(label: Any, reason: Any, support: Any) -> float:
+def verdict_credit(label: Any, reason: Any, support: Any) -> float:
+    """An item's credit: 1 entailed, a partial verdict's graded support (0.5 without one), else 0."""
     if label == "entailed":
         return 1.0
     if label == "partial" and reason != "incorrect":
@@ -133,7 +138,8 @@ def _credit(label: Any, reason: Any, support: Any) -> float:
     return 0.0
 
 
-def _fact_verdict(label: Any) -> str:
+def fact_verdict(label: Any) -> str:
+    """A judge's label on a fact's review scale: entailed, partly or not."""
     return {"entailed": "entailed", "partial": "partly"}.get(str(label), "not")
 
 
@@ -146,11 +152,12 @@ def _text(value: Any) -> str:
 
 
 def reference_text(case: Case) -> str:
-    """What a response fact is checked against: the reference, else the gold facts."""
+    """What a response fact is checked against: the reference, else the gold facts written
+    as TBFact writes them (one ``- fact`` per line)."""
     if case.reference is not None:
         return case.reference
     if case.gold_facts:
-        return "\n".join(f.text for f in case.gold_facts)
+        return "\n".join(f"- {f.text}" for f in case.gold_facts)
     return ""
 
 
@@ -190,8 +197,8 @@ def _fact_items(case: Case, result: ResultRecord) -> list[ReviewItem]:
                 evidence_text=reference_text(case) if precision else (case.response or ""),
                 category=_text(row.get("category")) or None,
                 judge=JudgeVerdict(
-                    verdict=_fact_verdict(label),
-                    credit=_credit(label, reason, support),
+                    verdict=fact_verdict(label),
+                    credit=verdict_credit(label, reason, support),
                     label=_text(label) or None,
                     reason=_text(reason) or None,
                     support=float(support) if isinstance(support, int | float) else None,
@@ -209,6 +216,7 @@ def _sentence_items(case: Case, result: ResultRecord) -> list[ReviewItem]:
     rows: list[tuple[int, str, Mapping[str, Any]]] = []
     statements = details.get("statements")
     sentences = details.get("sentences")
+    checked_by = "facts" if isinstance(statements, list) else "grounding"
     if isinstance(statements, list):
         for position, row in enumerate(statements, start=1):
             if isinstance(row, Mapping) and "label" in row:
@@ -235,9 +243,10 @@ def _sentence_items(case: Case, result: ResultRecord) -> list[ReviewItem]:
                 number=number,
                 against="the contexts",
                 evidence_text=evidence,
+                checked_by=checked_by,
                 judge=JudgeVerdict(
                     verdict="supported" if label == "entailed" else "not",
-                    credit=_credit(label, reason, support),
+                    credit=verdict_credit(label, reason, support),
                     label=_text(label) or None,
                     reason=_text(reason) or None,
                     support=float(support) if isinstance(support, int | float) else None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -10,6 +11,9 @@ from rich.text import Text
 
 from clineval.review.agreement import ReviewAgreementReport
 from clineval.review.rows import BASELINES, AgreementRow, BaselineFigure, Figure
+
+if TYPE_CHECKING:
+    from clineval.review.calibrate import ReviewCalibrationReport
 
 _VERDICT_STYLE = {"beats": "green", "worse": "red", "unclear": "yellow"}
 
@@ -154,3 +158,109 @@ def report_renderable(report: ReviewAgreementReport, *, disagreements: int = 20)
 
 def summary_rows(report: ReviewAgreementReport) -> Sequence[AgreementRow]:
     return [r for r in report.rows if r.statistics]
+
+
+# --------------------------------------------------------------------------- judges against the reviewers
+
+#: The statistics shown per comparison in ``clineval calibrate --reviews`` (the first is the headline).
+CALIBRATION_STATISTICS = {
+    "fact": ("cohen_kappa2", "roc_auc", "cohen_kappa3", "accuracy"),
+    "sentence": ("cohen_kappa2", "roc_auc", "accuracy"),
+    "case": ("spearman", "roc_auc", "cohen_kappa2"),
+}
+
+
+def _reviewers_figure(row: AgreementRow, statistic: str) -> Figure | None:
+    return row.reviewer(statistic)
+
+
+def calibration_table(report: ReviewCalibrationReport, key: str) -> Table | None:
+    rows = [(j, j.row(key)) for j in report.judges]
+    present = [(j, r) for j, r in rows if r is not None]
+    if not present:
+        return None
+    first_row = present[0][1]
+    statistics = [s for s in CALIBRATION_STATISTICS.get(first_row.level, ()) if first_row.get(s) is not None]
+    title = f"{first_row.title}: {first_row.n} " + (
+        "case(s)" if first_row.level == "case" else f"item(s) from {first_row.cases} case(s)"
+    )
+    table = Table(header_style="bold", title=title, title_justify="left", title_style="bold")
+    table.add_column("statistic", no_wrap=True)
+    number = {j.spec: i for i, j in enumerate(report.judges, start=1)}
+    for judge, _ in present:
+        table.add_column(f"({number[judge.spec]}) {judge.label}")
+    for judge, _ in present[1:]:
+        table.add_column(f"Δ ({number[judge.spec]}) − ({number[present[0][0].spec]})")
+    for name in BASELINES.values():
+        table.add_column(name)
+    table.add_column("reviewers with each other")
+    for statistic in statistics:
+        cells: list[str | Text] = [first_row.get(statistic).title]  # type: ignore[union-attr]
+        for _, row in present:
+            cells.append(fmt_figure(row.get(statistic)))
+        for judge, _ in present[1:]:
+            diff = report.difference(key, statistic, judge.spec)
+            cells.append(fmt_figure(diff.difference, sign=True) if diff is not None else "–")
+        for baseline in BASELINES:
+            comparison = first_row.baseline(baseline, statistic)
+            cells.append(fmt_value(comparison.value.value) if comparison is not None else "–")
+        cells.append(fmt_figure(_reviewers_figure(first_row, statistic)))
+        table.add_row(*cells)
+    return table
+
+
+def _baseline_summary(report: ReviewCalibrationReport) -> list[str]:
+    lines = []
+    for judge in report.judges:
+        parts = []
+        for key, name in BASELINES.items():
+            verdicts = [b.verdict for row in judge.rows for b in row.baselines if b.baseline == key]
+            if verdicts:
+                parts.append(f"{name} on {verdicts.count('beats')} of {len(verdicts)} figures")
+        if parts:
+            lines.append(
+                f"{judge.label}: beats "
+                + " and ".join(parts)
+                + " (paired 95 % interval of the difference above 0)"
+            )
+    return lines
+
+
+def calibration_renderable(report: ReviewCalibrationReport, *, store_suffix: str = "") -> RenderableType:
+    who = ", ".join(report.reviewers) or "none"
+    only = f" (only {report.reviewer_filter})" if report.reviewer_filter else ""
+    parts: list[RenderableType] = [
+        Text(f"Judges against the reviewers of run {report.run_id}", style="bold"),
+        Text(f"{len(report.reviewers)} reviewer(s){only}: {who} · {report.cases_reviewed} case(s) reviewed"),
+        Text(
+            "Every judge on the same items; 95 % intervals: bootstrap over cases (2,000 resamples, seed 0); "
+            "Δ: paired interval of the difference from the first judge",
+            style="dim",
+        ),
+    ]
+    for i, judge in enumerate(report.judges, start=1):
+        parts.append(
+            Text(f"({i}) {judge.label}" + (f": --judge {judge.spec}" if judge.spec != judge.label else ""))
+        )
+    keys = list(dict.fromkeys(row.key for judge in report.judges for row in judge.rows))
+    for key in keys:
+        table = calibration_table(report, key)
+        if table is not None:
+            parts.extend([Text(""), table])
+    parts.append(Text(""))
+    for line in _baseline_summary(report):
+        parts.append(Text(line))
+    for judge in report.judges:
+        extra = f", {judge.unscored} unscored" if judge.unscored else ""
+        took = f" in {judge.seconds:g} s" if judge.seconds is not None else ""
+        if judge.run_id:
+            parts.append(
+                Text(
+                    f"{judge.spec}: stored as run {judge.run_id}{took}{extra} "
+                    f"(clineval export {judge.run_id}{store_suffix})",
+                    style="dim",
+                )
+            )
+    for note in report.notes:
+        parts.append(Text(note, style="yellow"))
+    return Group(*parts)

@@ -301,28 +301,48 @@ def _baselines_binary(
 
 
 def _reviewer_figures(
-    pairs: Sequence[tuple[str, str]], groups: Sequence[str], labels: Sequence[str], ordered: bool
+    pairs: Sequence[tuple[str, str]],
+    groups: Sequence[str],
+    labels: Sequence[str],
+    *,
+    ordered: bool,
+    kappa_name: str = "cohen_kappa",
+    positive: str | None = None,
 ) -> list[Figure]:
+    """The first two reviewers of each item with each other: κ on every label (named
+    ``kappa_name``, as the row names the metric's), weighted κ for ordered levels, κ of
+    ``positive`` or not, accuracy."""
     if len(pairs) < 2:
         return []
     first, second = [p[0] for p in pairs], [p[1] for p in pairs]
     out = [
         _cluster_figure(
-            "cohen_kappa", "κ", cluster.kappa(first, second, labels=labels), groups, _UNDEFINED_KAPPA
+            kappa_name, "κ", cluster.kappa(first, second, labels=labels), groups, _UNDEFINED_KAPPA
         ),
-        _cluster_figure("accuracy", "accuracy", cluster.accuracy(first, second), groups, "no pairs"),
     ]
     if ordered and len(labels) > 2:
-        out.insert(
-            1,
+        out.append(
             _cluster_figure(
                 "weighted_kappa",
                 "quadratic-weighted κ",
-                cluster.kappa(first, second, labels=labels, weights="quadratic"),
+                cluster.kappa(first, second, labels=list(reversed(labels)), weights="quadratic"),
                 groups,
                 _UNDEFINED_KAPPA,
-            ),
+            )
         )
+    if positive is not None:
+        out.append(
+            _cluster_figure(
+                "cohen_kappa2",
+                f"κ ({positive} or not)",
+                cluster.kappa(
+                    [v == positive for v in first], [v == positive for v in second], labels=[False, True]
+                ),
+                groups,
+                _UNDEFINED_KAPPA,
+            )
+        )
+    out.append(_cluster_figure("accuracy", "accuracy", cluster.accuracy(first, second), groups, "no pairs"))
     return out
 
 
@@ -430,7 +450,9 @@ def _fact_row(metric: str | None, group: Sequence[ItemObservation], judge: str |
         cases=len(set(groups)),
         statistics=statistics,
         baselines=baselines,
-        reviewers=_reviewer_figures(pairs, pair_groups, labels, ordered=True),
+        reviewers=_reviewer_figures(
+            pairs, pair_groups, labels, ordered=True, kappa_name="cohen_kappa3", positive="entailed"
+        ),
         reviewer_pairs=len(pairs),
         headline="cohen_kappa2",
         notes=notes,
@@ -518,7 +540,9 @@ def _sentence_row(metric: str | None, group: Sequence[ItemObservation], judge: s
         baselines=_baselines_binary(positive, flags, credit, _baseline_scores(judged, "p"), groups)
         if judged
         else [],
-        reviewers=_reviewer_figures(pairs, pair_groups, ["supported", "not"], ordered=False),
+        reviewers=_reviewer_figures(
+            pairs, pair_groups, ["supported", "not"], ordered=False, kappa_name="cohen_kappa2"
+        ),
         reviewer_pairs=len(pairs),
         headline="cohen_kappa2",
     )
@@ -554,7 +578,9 @@ def _turn_row(group: Sequence[ItemObservation]) -> AgreementRow:
             ),
             _cluster_figure("accuracy", "accuracy", cluster.accuracy(said, reviewed), groups, "no items"),
         ],
-        reviewers=_reviewer_figures(pairs, pair_groups, ["yes", "no"], ordered=False),
+        reviewers=_reviewer_figures(
+            pairs, pair_groups, ["yes", "no"], ordered=False, kappa_name="cohen_kappa2"
+        ),
         reviewer_pairs=len(pairs),
         headline="cohen_kappa2",
         notes=notes,
@@ -725,19 +751,17 @@ def case_row(
 
 
 def _case_reviewer_figures(scale: ReviewScale, pairs: Sequence[tuple[str, str]]) -> list[Figure]:
-    """Agreement of the first two reviewers of each case on a case scale."""
+    """Agreement of the first two reviewers of each case on a case scale: κ, weighted κ (ordered
+    levels), Spearman ρ of their levels, κ of the best option or not, accuracy."""
     if len(pairs) < 2:
         return []
     first = _levels(scale, [p[0] for p in pairs])
     second = _levels(scale, [p[1] for p in pairs])
     codes = [float(i) for i in range(len(scale.values))]
-    out = [
-        _stat(stats.cohen_kappa, "cohen_kappa", "κ", first, second, labels=codes),
-        _stat(stats.accuracy, "accuracy", "accuracy", first, second),
-    ]
+    best = scale.values[0]
+    out = [_stat(stats.cohen_kappa, "cohen_kappa", "κ", first, second, labels=codes)]
     if len(scale.values) > 2 and scale.ordered:
-        out.insert(
-            1,
+        out.append(
             _stat(
                 stats.cohen_kappa,
                 "weighted_kappa",
@@ -746,8 +770,21 @@ def _case_reviewer_figures(scale: ReviewScale, pairs: Sequence[tuple[str, str]])
                 second,
                 weights="quadratic",
                 labels=codes,
-            ),
+            )
         )
+        out.append(_stat(stats.spearman, "spearman", "Spearman ρ", first, second))
+        top = float(len(scale.values) - 1)
+        out.append(
+            _stat(
+                stats.cohen_kappa,
+                "cohen_kappa2",
+                f"κ ({best} or not)",
+                [v == top for v in first],
+                [v == top for v in second],
+                labels=[False, True],
+            )
+        )
+    out.append(_stat(stats.accuracy, "accuracy", "accuracy", first, second))
     return out
 
 

@@ -65,7 +65,9 @@ Script format
           # ... and exactly one action:
           "content": "Paris"           # the assistant message content, sent as is
                                        # (it may be invalid JSON on purpose)
-          # or "json": {"verdict": "yes"}   serialised with json.dumps as the content
+          # or "json": {"verdict": "yes"}   serialised with json.dumps as the content;
+          #      a field written {"each": ITEM} becomes one ITEM per item the request's
+          #      response_format schema asks for, numbered in "id" (as the scripted judge)
           # or "status": 429, "retry_after": 2, "error_message": "slow down"
           #      an HTTP error with an OpenAI-style body {"error": {"message", "type",
           #      "code"}}; retry_after (seconds) sets the Retry-After header
@@ -120,6 +122,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from clineval.judges.base import JudgeError
+from clineval.judges.scripted import expand_each
 from clineval.testing.process import HOST, OPENER, ChildServer
 
 try:
@@ -171,6 +175,8 @@ class ScriptError(ValueError):
 @dataclass(frozen=True, slots=True)
 class _Action:
     content: str | None = None
+    data: Any = None
+    """The ``json`` action's value, for fields written ``{"each": ITEM}`` (expanded per request)."""
     status: int | None = None
     retry_after: str | None = None
     error_message: str | None = None
@@ -240,7 +246,7 @@ def _compile_action(spec: Mapping[str, Any], where: str, allowed: frozenset[str]
         return _Action(content=content, delay_s=delay_s)
     if kind == "json":
         try:
-            return _Action(content=json.dumps(spec["json"]), delay_s=delay_s)
+            return _Action(content=json.dumps(spec["json"]), data=spec["json"], delay_s=delay_s)
         except (TypeError, ValueError) as exc:
             raise ScriptError(f"{where}.json cannot be serialised: {exc}") from None
     if kind in ("malformed_body", "truncated_body", "reset"):
@@ -264,6 +270,20 @@ def _compile_action(spec: Mapping[str, Any], where: str, allowed: frozenset[str]
         error_message=_optional_str(spec, "error_message", where),
         delay_s=delay_s,
     )
+
+
+def _has_each(data: Mapping[str, Any]) -> bool:
+    return any(isinstance(v, Mapping) and set(v) == {"each"} for v in data.values())
+
+
+def _request_schema(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON schema a request asks its answer to follow (``{}`` when it names none)."""
+    response_format = body.get("response_format")
+    if not isinstance(response_format, Mapping):
+        return {}
+    spec = response_format.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, Mapping) else response_format.get("schema")
+    return dict(schema) if isinstance(schema, Mapping) else {}
 
 
 def compile_script(script: Mapping[str, Any]) -> _Script:
@@ -456,6 +476,11 @@ def create_app(script: Mapping[str, Any] | None = None, *, delay_s: float = 0.0)
         if action.reset:
             return await _cut(request, b"")
         content = action.content or ""
+        if isinstance(action.data, dict) and _has_each(action.data):
+            try:
+                content = json.dumps(expand_each(action.data, _request_schema(body)))
+            except JudgeError as exc:
+                return _error(400, str(exc))
         prompt_tokens = len(prompt.split())
         completion_tokens = len(content.split())
         completion = {
