@@ -318,7 +318,13 @@ def review_agreement(
     disagreements.extend(_item_disagreements(record.id, item_obs))
     disagreements.sort(key=lambda d: (d[0], d[1].case_id, d[1].item))
     reviewers = list(dict.fromkeys(r for entry in found.values() for r in entry.verdicts))
-    if not found:
+    if not found and record.tags.get("reviews_of"):
+        notes.append(
+            f"run {record.id} is a calibration of the reviews of run {record.tags['reviews_of']} "
+            f"(clineval calibrate --reviews): its reviews are there: clineval agreement "
+            f"{record.tags['reviews_of']} --reviews"
+        )
+    elif not found:
         notes.append(
             f"run {record.id} has no reviews yet: plan a queue (clineval review plan {record.id} --n 20), "
             "review it (clineval view --review), or import labels (clineval review import FILE)"

@@ -376,6 +376,12 @@ async def acalibrate_reviews(
     found = collect(reviews, reviewer)
     if not found:
         who = f" by {reviewer}" if reviewer else ""
+        origin = record.tags.get("reviews_of")
+        if origin:
+            raise ConfigError(
+                f"run {record.id} is a calibration of the reviews of run {origin} (made by clineval "
+                f"calibrate --reviews); give the reviewed run: clineval calibrate --reviews {origin} ..."
+            )
         raise ConfigError(
             f"run {record.id} has no review{who} to calibrate against: review it first "
             f"(clineval review plan {record.id} --n 20, then clineval view --review), or import labels "
