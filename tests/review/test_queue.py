@@ -75,7 +75,7 @@ def test_stratified_equal_allocation_with_ties(store: RunStore, record: RunRecor
     # c12 is not scored by alpha; c11 failed
     assert plan.left_out == {FAILED: 1, "not scored by alpha": 1}
     assert plan.queue.metrics == ["alpha"]
-    assert plan.queue.notes["c04"] == "alpha 0.1, stratum 2 of 5 (0.1–0.1)"
+    assert plan.queue.notes["c04"] == "alpha 0.100, stratum 2 of 5 (0.100–0.100)"
 
 
 def test_stratified_a_stratum_too_small_gives_its_share_to_the_others(
@@ -128,7 +128,7 @@ def test_disagreement_of_two_metrics_ranks_percentile_ranks(store: RunStore, rec
         store, record, n=3, strategy="disagreement", metrics=["alpha", "beta"], schema=DEFAULT_SCHEMA
     )
     assert sorted(plan.queue.case_ids) == ["c03", "c07", "c10"]
-    assert plan.queue.notes["c10"] == "alpha 1 vs beta 0.05 (difference of percentile ranks 0.889)"
+    assert plan.queue.notes["c10"] == "alpha 1.000 vs beta 0.050 (difference of percentile ranks 0.889)"
     assert plan.left_out == {FAILED: 1, "not scored by both": 1}
     assert plan.eligible == 10
 
@@ -151,7 +151,7 @@ def test_disagreement_of_two_runs_ranks_raw_differences(
     assert sorted(plan.queue.case_ids) == ["c02", "c04"]
     assert plan.queue.compare_run == other.id
     note = plan.queue.notes["c02"]
-    assert note == f"alpha ({record.id}) 0 vs alpha ({other.id}) 0.9 (difference 0.9)"
+    assert note == f"alpha ({record.id}) 0.000 vs alpha ({other.id}) 0.900 (difference 0.900)"
 
 
 # --- errors ---------------------------------------------------------------------------

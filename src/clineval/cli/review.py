@@ -212,6 +212,8 @@ def _left_out_text(plan: Plan) -> str:
 
 
 def _print_plan(plan: Plan, record: RunRecord, other: RunRecord | None, store_path: str) -> None:
+    from clineval.review.queue import fmt_score
+
     queue = plan.queue
     head = Text.assemble(
         ("queue ", "bold"),
@@ -245,7 +247,7 @@ def _print_plan(plan: Plan, record: RunRecord, other: RunRecord | None, store_pa
         for name in ("stratum", "lowest–highest", "cases", "drawn"):
             strata.add_column(name, justify="right" if name != "lowest–highest" else "left")
         for number, (low, high, size, drawn) in enumerate(plan.strata, start=1):
-            strata.add_row(str(number), f"{low:.3g}–{high:.3g}", str(size), str(drawn))
+            strata.add_row(str(number), f"{fmt_score(low)}–{fmt_score(high)}", str(size), str(drawn))
         out.print(strata)
     if plan.left_out:
         out.print(Text("Left out:", style="bold"))

@@ -126,8 +126,9 @@ def _ranks(values: Mapping[str, float]) -> dict[str, float]:
     return {i: float((r - 1) / (len(ids) - 1)) for i, r in zip(ids, ranks, strict=True)}
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.3g}"
+def fmt_score(value: float) -> str:
+    """A score as the plan shows it: three decimals (``0.300``), large values in 4 digits."""
+    return f"{value:.3f}" if abs(value) < 1000 else f"{value:.4g}"
 
 
 def plan_queue(
@@ -187,8 +188,8 @@ def plan_queue(
                 i for i, row in enumerate(strata_rows, start=1) if row[0] <= values[case_id] <= row[1]
             )
             notes[case_id] = (
-                f"{metric} {_fmt(values[case_id])}, stratum {number} of {len(strata_rows)}"
-                f" ({_fmt(strata_rows[number - 1][0])}–{_fmt(strata_rows[number - 1][1])})"
+                f"{metric} {fmt_score(values[case_id])}, stratum {number} of {len(strata_rows)}"
+                f" ({fmt_score(strata_rows[number - 1][0])}–{fmt_score(strata_rows[number - 1][1])})"
             )
     else:
         chosen, eligible, used_metrics = _disagreement(
@@ -304,7 +305,8 @@ def _disagreement(
     how = "difference" if same_scale else "difference of percentile ranks"
     for case_id in chosen:
         notes[case_id] = (
-            f"{names[0]} {_fmt(a[case_id])} vs {names[1]} {_fmt(b[case_id])} ({how} {_fmt(gap[case_id])})"
+            f"{names[0]} {fmt_score(a[case_id])} vs {names[1]} {fmt_score(b[case_id])}"
+            f" ({how} {fmt_score(gap[case_id])})"
         )
     used = list(metrics)
     return chosen, len(pool), used

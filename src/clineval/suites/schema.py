@@ -174,7 +174,7 @@ class SuiteHeader(BaseModel):
     """*extension*: the case table's columns, ``title: source`` (see docs/suites.md)."""
     review: Any = None
     """*extension*: the review schema clinicians answer for the suite's cases (a mapping, or
-    a YAML file relative to the suite file); checked by the loader (see docs/suites.md)."""
+    a YAML file relative to the suite file); checked by the loader (see docs/reviewing.md)."""
 
     @field_validator("cases", mode="before")
     @classmethod
