@@ -91,8 +91,10 @@ def _queue_schema(
 
 
 @review_group.command(name="plan")
-@click.argument("run_ref")
-@click.option("--n", "-n", "n", type=int, default=20, show_default=True, help="Cases in the queue.")
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--n", "-n", "n", type=int, default=20, show_default=True, metavar="N", help="Cases in the queue."
+)
 @click.option(
     "--strategy",
     type=click.Choice(["random", "stratified", "disagreement"]),
@@ -102,23 +104,33 @@ def _queue_schema(
     "on which two scores disagree most.",
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the draw and of the queue's order."
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Seed of the draw and of the queue's order.",
 )
 @click.option(
     "--metric",
     "-m",
     "metrics",
     multiple=True,
+    metavar="M",
     help="What the strategy looks at: stratified, one metric (default: the first factuality metric); "
     "disagreement, two metrics of the run, or one with --vs. Repeatable.",
 )
 @click.option(
-    "--vs", "vs_ref", help="Disagreement: the same metric in another run of the same cases (another judge)."
+    "--vs",
+    "vs_ref",
+    metavar="RUN2",
+    help="Disagreement: the same metric in another run of the same cases (another judge).",
 )
 @click.option(
     "--reviewers-per-case",
     "per_case",
     type=int,
+    metavar="K",
     default=1,
     show_default=True,
     help="Reviewers each case is given to (1-20).",
@@ -130,12 +142,19 @@ def _queue_schema(
     help="A review schema (YAML) for this queue instead of the run's own.",
 )
 @click.option(
-    "--items", help="What is reviewed beside the case: case,facts,sentences,turns (comma-separated)."
+    "--items",
+    metavar="KINDS",
+    help="What is reviewed beside the case: case,facts,sentences,turns (comma-separated).",
 )
 @click.option(
-    "--max-facts", type=int, help="At most this many facts per case (and metric), the same ones every time."
+    "--max-facts",
+    type=int,
+    metavar="N",
+    help="At most this many facts per case (and metric), the same ones every time.",
 )
-@click.option("--strata", type=int, default=5, show_default=True, help="Stratified: strata of equal count.")
+@click.option(
+    "--strata", type=int, default=5, show_default=True, metavar="N", help="Stratified: strata of equal count."
+)
 @store_option
 @friendly
 def plan_command(
@@ -280,8 +299,8 @@ def _open_readonly(store_path: str) -> RunStore:
 
 
 @review_group.command(name="status")
-@click.argument("run_ref", required=False)
-@click.option("--queue", "queue_ref", help="Only this queue (id, unique prefix or 'latest').")
+@click.argument("run_ref", required=False, metavar="[RUN]")
+@click.option("--queue", "queue_ref", metavar="Q", help="Only this queue (id, unique prefix or 'latest').")
 @store_option
 @friendly
 def status_command(run_ref: str | None, queue_ref: str | None, store_path: str) -> None:
@@ -371,9 +390,11 @@ def _print_status(store: RunStore, record: RunRecord, queue: ReviewQueue) -> Non
 
 
 @review_group.command(name="export")
-@click.argument("run_ref")
+@click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", show_default=True)
-@click.option("-o", "--out", "out_path", help="The file to write ('-' or none: standard output).")
+@click.option(
+    "-o", "--out", "out_path", metavar="FILE", help="The file to write ('-' or none: standard output)."
+)
 @click.option("--history", is_flag=True, help="Every row ever written (undone and retracted ones marked).")
 @store_option
 @friendly
@@ -404,8 +425,10 @@ def export_command(run_ref: str, fmt: str, out_path: str | None, history: bool, 
 
 @review_group.command(name="import")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--run", "run_ref", help="The run the rows belong to (default: each row's run_id).")
-@click.option("--reviewer", help="The reviewer of rows that name none.")
+@click.option(
+    "--run", "run_ref", metavar="RUN", help="The run the rows belong to (default: each row's run_id)."
+)
+@click.option("--reviewer", metavar="NAME", help="The reviewer of rows that name none.")
 @click.option("--dry-run", is_flag=True, help="Check the file and say what would be imported; write nothing.")
 @store_option
 @friendly
