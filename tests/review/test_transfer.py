@@ -398,6 +398,12 @@ def test_more_than_twenty_problems_are_counted(
             ":2: 3 cells, but the header (line 1) names 2 columns",
         ),
         ("x.csv", "case_id,case_id\nc01,c01\n", ":1: column(s) case_id named twice in the header"),
+        # an unclosed quote would swallow every row after it: refused, with the row it starts on
+        (
+            "x.csv",
+            'case_id,factuality\nc01,"correct\nc02,partly\n',
+            ":2: not valid CSV (unexpected end of data)",
+        ),
         ("x.jsonl", '{"case_id": "c01"}\n[1]\n{oops\n', ":2: expected a JSON object per line"),
         ("h.csv", "case_id,scale,verdict,undone_at\n", "a --history export (every row ever written"),
     ],

@@ -188,23 +188,25 @@ def _column_name(text: str) -> str:
 
 @dataclass
 class _Table:
+    """A file's rows as read: (line, {column: cell}), columns as named (``Case ID``: ``case_id``)."""
+
     file: Path
     columns: list[str]
     rows: list[tuple[int, dict[str, Any]]]
 
 
-def _fail(file: Path, line: int | None, message: str, column: str | None = None) -> ReviewImportError:
-    return ReviewImportError(str(file), [ImportProblem(str(file), line, column, message)])
+def _fail(file: Path, line: int | None, message: str) -> ReviewImportError:
+    return ReviewImportError(str(file), [ImportProblem(str(file), line, None, message)])
 
 
 def _read_delimited(file: Path, delimiter: str) -> _Table:
+    last = 0
     try:
         with file.open(encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle, delimiter=delimiter)
+            reader = csv.reader(handle, delimiter=delimiter, strict=True)  # an unclosed quote is an error
             header: list[str] | None = None
             header_line = 0
             rows: list[tuple[int, dict[str, Any]]] = []
-            last = 0
             for cells in reader:
                 start, last = last + 1, reader.line_num
                 if not any(c.strip() for c in cells):
@@ -227,7 +229,8 @@ def _read_delimited(file: Path, delimiter: str) -> _Table:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except csv.Error as exc:
-        raise ConfigError(f"{file}: not valid {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})") from None
+        kind = "TSV" if delimiter == "\t" else "CSV"
+        raise ConfigError(f"{file}:{last + 1}: not valid {kind} ({exc})") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read ({(exc.strerror or str(exc)).lower()})") from None
     if header is None:
@@ -270,7 +273,7 @@ def _read_jsonl(file: Path) -> _Table:
     return _Table(file, list(columns), rows)
 
 
-def read_table(path: str | Path) -> _Table:
+def _read_table(path: str | Path) -> _Table:
     file = Path(path)
     if not file.exists():
         raise ConfigError(f"review file not found: {file}")
@@ -666,7 +669,7 @@ def plan_import(
 ) -> ImportPlan:
     """Read and check an import file against the store; nothing is written. A
     :class:`ReviewImportError` lists every problem."""
-    table = read_table(path)
+    table = _read_table(path)
     file = table.file
     if "case_id" not in table.columns and "id" in table.columns:  # a dataset's own id column
         table.columns = ["case_id" if c == "id" else c for c in table.columns]
