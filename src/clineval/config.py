@@ -16,6 +16,8 @@ A run file is YAML::
         args: {criteria: "...", rating_scale: {1: "...", 5: "..."}}
     judge: offline                  # the default; or none, openai:MODEL, azure, scripted:FILE
     tags: {team: cardiology}
+    review: review.yaml             # optional: what clinicians answer (clineval view --review),
+                                    # a YAML file beside this one or the schema inline
 
 The same model is stored with each run, so that a run can be resumed or compared.
 """
