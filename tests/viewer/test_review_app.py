@@ -443,7 +443,7 @@ def test_a_blind_case_page_holds_no_score_until_answered(store: Store) -> None:
         assert 'data-judge-for="fact/tbfact/recall/1">judge: partly · support' in revealed.text
         reloaded = client.get(f"/runs/{store.run}/cases/t1?queue={store.queue}").text
         assert ">0.857</td>" in reloaded and 'id="blind-note"' not in reloaded
-        assert '<span class="rv-judge">judge: entailed · importance' in reloaded
+        assert '<span class="rv-judge rv-judge-entailed">judge: entailed · importance' in reloaded
         # the other case stays blind
         _assert_blind(client.get(f"/runs/{store.run}/cases/t2").text, store, "t2")
 
@@ -474,7 +474,7 @@ def test_unblind_shows_scores_and_the_judge_from_the_start(store: Store) -> None
     with reviewing(store, "open", blind=False) as (client, _):
         page = client.get(f"/runs/{store.run}/cases/t2").text
         assert ">0.667</td>" in page and 'id="results-table"' in page and "ev-result" in page
-        assert '<span class="rv-judge">judge: partly · support' in page
+        assert '<span class="rv-judge rv-judge-partly">judge: partly · support' in page
         assert "review, scores shown" in page
         assert client.get(f"/runs/{store.run}/cases/t2/revealed").status_code == 200
 

@@ -191,6 +191,7 @@ class ItemView:
     questions: list[Question]
     judge: str | None = None
     """What the judge said of it, in words (only when the scores are shown)."""
+    judge_verdict: str | None = None
 
 
 @dataclass
@@ -254,12 +255,15 @@ def _case_link(run_id: str, case_id: str, queue: str | None = None, suffix: str 
     return link + (f"?queue={quote(queue, safe='')}" if queue else "")
 
 
-def _without_importance(case: Case) -> Case:
-    """The case with its gold facts' importance left out (a blind reviewer rates it)."""
-    if not case.gold_facts or all(g.importance is None for g in case.gold_facts):
-        return case
-    facts = [g.model_copy(update={"importance": None}) for g in case.gold_facts]
-    return case.model_copy(update={"gold_facts": facts})
+def _blind_case(case: Case) -> Case:
+    """The case as a blind reviewer sees it: without its gold facts' importance (the reviewer
+    rates it) and the agent's latency (the ``latency`` metric's value)."""
+    update: dict[str, Any] = {}
+    if case.gold_facts and any(g.importance is not None for g in case.gold_facts):
+        update["gold_facts"] = [g.model_copy(update={"importance": None}) for g in case.gold_facts]
+    if case.agent_run is not None and case.agent_run.latency_s is not None:
+        update["agent_run"] = case.agent_run.model_copy(update={"latency_s": None})
+    return case.model_copy(update=update) if update else case
 
 
 # --------------------------------------------------------------------------- the desk
@@ -439,6 +443,7 @@ class ReviewDesk:
                     item=i,
                     questions=[Question(i, s, answers.get((i.id, s.name))) for s in schema.scales_of(i.kind)],
                     judge=judge_words(i.judge, i.kind) if shown else None,
+                    judge_verdict=i.judge.verdict if shown and i.judge else None,
                 )
                 for i in members
             ]
@@ -457,7 +462,11 @@ class ReviewDesk:
         return {
             "results": list(results),
             "evidence": [(r, self.kit.evidence(case, r, r.metric in lower)) for r in results],
-            "judge": [(i.id, words) for i in items.items if (words := judge_words(i.judge, i.kind))],
+            "judge": [
+                (i.id, words, i.judge.verdict)
+                for i in items.items
+                if i.judge is not None and (words := judge_words(i.judge, i.kind))
+            ],
         }
 
     def case_page(self, request: Request) -> Response:
@@ -489,7 +498,7 @@ class ReviewDesk:
         else:
             previous = _case_link(record.id, view.previous_id) if view.previous_id else None
             following = _case_link(record.id, view.next_id) if view.next_id else None
-        case = view.case if revealed else _without_importance(view.case)
+        case = view.case if revealed else _blind_case(view.case)
         context: dict[str, Any] = {
             "v": view,
             "run": record,

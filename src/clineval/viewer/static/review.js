@@ -245,6 +245,8 @@
         }
         var list = doc.getElementById("judge-verdicts");
         if (list) list.remove();
+        var hint = document.getElementById("blind-hint");
+        if (hint) hint.remove();
         var body = doc.getElementById("revealed-body");
         var target = document.getElementById("revealed");
         if (body && target) target.replaceChildren(document.importNode(body, true));
