@@ -596,6 +596,7 @@ async def arescore(
         cache=cache,
         tags={**source.tags, **dict(tags or {})},
         base_dir=source_base,
+        review=source.config.get("review"),  # the same cases: the same review questions
     )
     if judge_concurrency is not None:
         config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})

@@ -164,19 +164,29 @@ def test_an_openai_compatible_server_as_a_judge(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--reviews", "latest", "--data", "x"], "--data: --reviews measures the judges"),
-        (["--reviews", "latest", "-j", "offline", "-j", "offline"], "--judge offline given twice"),
+        (["--reviews", "RUN", "--data", "x"], "--data: --reviews measures the judges"),
+        (["--reviews", "RUN", "-j", "offline", "-j", "offline"], "--judge offline given twice"),
         (["-j", "offline", "-j", "none"], "--judge given 2 times"),
         (["--metric", "tbfact"], "--metric goes with --reviews RUN"),
-        (["--reviews", "latest", "--reviewer", "carol"], "no review by carol"),
-        (["--reviews", "latest", "-j", "none"], "calibration measures a judge"),
+        (["--reviews", "RUN", "--reviewer", "carol"], "no review by carol"),
+        (["--reviews", "RUN", "-j", "none"], "calibration measures a judge"),
     ],
 )
 def test_mistakes_are_one_line(reviewed: tuple[Path, str], args: list[str], message: str) -> None:
-    store, _ = reviewed
-    code, stdout, stderr = _invoke(store, *args)
+    store, run_id = reviewed
+    code, stdout, stderr = _invoke(store, *[run_id if a == "RUN" else a for a in args])
     assert code == 2, stdout
     assert message in stderr and "Traceback" not in stderr
+
+
+def test_a_calibration_run_points_to_the_reviewed_run(
+    reviewed: tuple[Path, str], two_judges: ReviewCalibrationReport
+) -> None:
+    store, run_id = reviewed
+    code, _, stderr = _invoke(store, "--reviews", str(two_judges.judges[0].run_id))
+    assert code == 2
+    assert f"is a calibration of the reviews of run {run_id}" in stderr
+    assert f"clineval calibrate --reviews {run_id}" in stderr
 
 
 def test_json_is_valid_and_complete(two_judges: ReviewCalibrationReport) -> None:
