@@ -761,16 +761,10 @@ def _refusal(exc: Refused) -> JSONResponse:
     return JSONResponse({"error": exc.message}, status_code=exc.status)
 
 
-def hide_scores(settings: ReviewSettings | None) -> bool:
-    """Whether the pages hide every score (a blind review session)."""
-    return settings is not None and settings.blind
-
-
 __all__ = [
     "TOKEN_HEADER",
     "PageKit",
     "ReviewDesk",
     "ReviewSettings",
-    "hide_scores",
     "reviewer_name",
 ]
