@@ -44,8 +44,8 @@ def cluster_weights(groups: Sequence[Any], *, n_resamples: int = 2000, seed: int
         return np.zeros((n_resamples, 0), dtype=float)
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, k, size=(n_resamples, k), dtype=np.int64)
-    counts = np.zeros((n_resamples, k), dtype=float)
-    np.add.at(counts, (np.arange(n_resamples)[:, None], draws), 1.0)
+    flat = (np.arange(n_resamples, dtype=np.int64)[:, None] * k + draws).ravel()
+    counts = np.bincount(flat, minlength=n_resamples * k).reshape(n_resamples, k).astype(float)
     return counts[:, np.asarray(index, dtype=np.int64)]
 
 
@@ -170,6 +170,16 @@ def cluster_interval(
         return ClusterInterval(value, None, None, n, clusters, "items of one case only: no interval")
     weights = cluster_weights(groups, n_resamples=n_resamples, seed=seed)
     low, high, note = _percentiles(stat(weights), n_resamples, level)
+    if low is not None and high is not None and high - low < 1e-12:
+        note = "; ".join(
+            n_
+            for n_ in (
+                note,
+                f"every resample of the {clusters} cases gives {value:.2f}: the interval "
+                "says nothing yet (too few cases, or one side always the same)",
+            )
+            if n_
+        )
     return ClusterInterval(value, low, high, n, clusters, note)
 
 

@@ -23,7 +23,6 @@ scores first.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -310,14 +309,3 @@ def _disagreement(
         )
     used = list(metrics)
     return chosen, len(pool), used
-
-
-def interval_width_hint(width: float | None, n: int, target: float = 0.2) -> str | None:
-    """``about N cases in all`` to narrow a 95 % interval of width ``width`` (from ``n`` cases)
-    to ``target``: a first estimate, from widths shrinking as 1/sqrt(n)."""
-    if width is None or n < 2 or width <= 0:
-        return None
-    if width <= target:
-        return f"the interval is {width:.2f} wide: narrower than {target:.2f}"
-    needed = math.ceil(n * (width / target) ** 2)
-    return f"about {needed} cases in all for an interval {target:.2f} wide ({needed - n} more)"

@@ -66,16 +66,17 @@ def reviewer_line(row: AgreementRow) -> str | None:
 
 
 def width_line(row: AgreementRow) -> str | None:
-    """How precise the row's headline figure is so far, and about how many more cases narrow it."""
-    from clineval.review.queue import interval_width_hint
+    """How precise the row's headline figure is so far, and about how many cases would
+    narrow its interval to 0.2 (docs/reviewing.md#how-many-cases)."""
+    from clineval.review.sample_size import width_note
 
     figure = row.get(row.headline) if row.headline else None
-    if figure is None or figure.width is None:
+    if figure is None or figure.value is None:
         return None
-    hint = interval_width_hint(figure.width, row.cases)
-    unit = "cases" if row.level == "case" else f"cases ({row.n} items)"
-    text = f"{figure.title}: interval {figure.width:.2f} wide from {row.cases} {unit}"
-    return f"{text}; {hint}" if hint else text
+    items = {"fact": "facts", "importance": "facts", "sentence": "sentences", "turn": "turns"}.get(
+        row.level, "cases"
+    )
+    return width_note(figure.width, row.cases, row.n, items=items, statistic=figure.title)
 
 
 def row_table(row: AgreementRow) -> Table:

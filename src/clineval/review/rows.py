@@ -610,6 +610,11 @@ def _stat(
         return Figure(name=name, title=title, value=None, n=n, note=estimate.note)
     interval = stats.bootstrap_ci(bound, *arrays, n_resamples=N_RESAMPLES, seed=SEED, level=LEVEL)
     notes = [n_ for n_ in (estimate.note, interval.note) if n_]
+    if interval.low is not None and interval.high is not None and interval.high - interval.low < 1e-12:
+        notes.append(
+            f"every resample of the {n} cases gives {estimate.value:.2f}: the interval says nothing yet "
+            "(too few cases, or one side always the same)"
+        )
     return Figure(
         name=name,
         title=title,

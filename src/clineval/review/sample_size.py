@@ -367,7 +367,13 @@ def _interpolate(low: int, high: int, w_low: float, w_high: float, target: float
 
 
 def width_note(
-    width: float | None, n_cases: int, n_items: int, *, target: float = 0.2, items: str = "items"
+    width: float | None,
+    n_cases: int,
+    n_items: int,
+    *,
+    target: float = 0.2,
+    items: str = "items",
+    statistic: str = "κ",
 ) -> str:
     """One line for the CLI: how wide the κ interval is and about how many cases would
     bring it to ``target``.
@@ -376,7 +382,8 @@ def width_note(
     from 20 cases, target 0.2: 20·2² = 80). That is a first estimate, no simulation is run;
     the simulated tables (``docs/reviewing.md#how-many-cases``) show how it varies with κ,
     the rate of yes and the number of items per case. ``items`` names the items ("facts");
-    with one item per case (``n_items == n_cases``) they are not mentioned.
+    with one item per case (``n_items == n_cases``) they are not mentioned. ``statistic``
+    names the figure (the same scaling holds roughly for an AUC or a correlation).
     """
     if n_cases < 0 or n_items < 0:
         raise ValueError(f"n_cases and n_items must not be negative, got {n_cases} and {n_items}")
@@ -386,12 +393,12 @@ def width_note(
     source = cases if n_items == n_cases else f"{cases} ({n_items} {items})"
     if width is None or not math.isfinite(width):
         return (
-            f"no κ interval yet from {source}: review more cases, and cases where the answer "
+            f"no {statistic} interval yet from {source}: review more cases, and cases where the answer "
             f"differs (table: {TABLE_LINK})"
         )
     if width < 0:
         raise ValueError(f"width must not be negative, got {width}")
-    head = f"κ interval {width:.2f} wide from {source}"
+    head = f"{statistic} interval {width:.2f} wide from {source}"
     if width <= target:
         return f"{head}: narrower than {target:.2f} already (table: {TABLE_LINK})"
     needed = math.ceil(round(n_cases * (width / target) ** 2, 9))
