@@ -106,6 +106,25 @@ def row_renderable(row: AgreementRow) -> RenderableType:
     return Group(*parts)
 
 
+#: Where `clineval view` listens unless told otherwise (the disagreements' links point there).
+VIEW_ROOT = "http://127.0.0.1:8765"
+
+
+def item_words(item: str, scale: str, metric: str | None) -> str:
+    """``reference fact 5 (tbfact)``, ``sentence 2 (faithfulness)``, ``turn 3``, ``case (factuality)``."""
+    parts = item.split("/")
+    if parts[0] == "fact" and len(parts) >= 4:
+        side = "response" if parts[-2] == "precision" else "reference"
+        words = f"{side} fact {parts[-1]} ({'/'.join(parts[1:-2])})"
+    elif parts[0] == "sentence" and len(parts) >= 3:
+        words = f"sentence {parts[-1]} ({'/'.join(parts[1:-1])})"
+    elif parts[0] == "turn" and len(parts) == 2:
+        words = f"turn {parts[1]}"
+    else:
+        return f"case ({scale}, {metric})" if metric else f"case ({scale})"
+    return words if scale in ("verdict", "right_agent") else f"{words}, {scale}"
+
+
 def disagreements_table(report: ReviewAgreementReport, limit: int) -> Table | None:
     if not report.disagreements or limit <= 0:
         return None
@@ -114,15 +133,28 @@ def disagreements_table(report: ReviewAgreementReport, limit: int) -> Table | No
     title = f"Disagreements ({report.disagreement_count}; the most serious first"
     title += f", {len(shown)} shown: --disagreements N for more)" if more > 0 else ")"
     table = Table(header_style="bold", title=title, title_justify="left", title_style="bold")
-    for name in ("case", "item", "text", "reviewers", "metric says"):
-        table.add_column(name, overflow="fold")
-    table.add_column("in clineval view", no_wrap=True)
+    table.add_column("case", no_wrap=True)
+    table.add_column("what", overflow="fold")
+    table.add_column("text", ratio=3, overflow="fold")
+    table.add_column("reviewers say", overflow="fold")
+    table.add_column("metric says", overflow="fold")
     for d in shown:
         reviewers = ", ".join(f"{who}: {verdict}" for who, verdict in d.reviewers.items())
-        text = d.text if len(d.text) <= 90 else d.text[:89] + "…"
-        item = d.item if d.scale in ("verdict", "factuality") else f"{d.item} ({d.scale})"
-        table.add_row(d.case_id, item, text, reviewers, f"{d.metric}: {d.metric_says}", d.link)
+        text = d.text if len(d.text) <= 160 else d.text[:159] + "…"
+        case = Text(d.case_id, style=f"link {VIEW_ROOT}{d.link}")
+        table.add_row(case, item_words(d.item, d.scale, d.metric), text, reviewers, d.metric_says)
     return table
+
+
+def disagreement_hint(report: ReviewAgreementReport) -> Text | None:
+    if not report.disagreements:
+        return None
+    first = report.disagreements[0]
+    return Text(
+        f"Each case opens in clineval view at its item, e.g. {VIEW_ROOT}{first.link} (a case id above is "
+        "that link in terminals that show links; --json lists every link)",
+        style="dim",
+    )
 
 
 def header_lines(report: ReviewAgreementReport) -> list[Text]:
@@ -152,6 +184,9 @@ def report_renderable(report: ReviewAgreementReport, *, disagreements: int = 20)
     table = disagreements_table(report, disagreements)
     if table is not None:
         parts.extend([Text(""), table])
+        hint = disagreement_hint(report)
+        if hint is not None:
+            parts.append(hint)
     for note in report.notes:
         parts.append(Text(note, style="yellow"))
     return Group(*parts)
