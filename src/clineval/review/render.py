@@ -76,7 +76,10 @@ def width_line(row: AgreementRow) -> str | None:
     items = {"fact": "facts", "importance": "facts", "sentence": "sentences", "turn": "turns"}.get(
         row.level, "cases"
     )
-    return width_note(figure.width, row.cases, row.n, items=items, statistic=figure.title)
+    width = figure.width
+    if width is not None and width < 1e-9:  # every resample alike: no usable interval yet
+        width = None
+    return width_note(width, row.cases, row.n, items=items, statistic=figure.title)
 
 
 def row_table(row: AgreementRow) -> Table:

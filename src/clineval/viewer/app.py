@@ -48,6 +48,7 @@ from starlette.staticfiles import StaticFiles
 
 from clineval.errors import ClinevalError
 from clineval.model import Case, ResultRecord
+from clineval.viewer.agreement import AgreementPages
 from clineval.viewer.data import (
     DEFAULT_PAGE_SIZE,
     PAGE_SIZES,
@@ -415,6 +416,7 @@ def create_app(
     data = ViewerData(path)
     env = environment()
     parts = Parts()
+    agreement = AgreementPages(data)
     shown_path = str(path)
     blind = review is not None and review.blind
 
@@ -515,12 +517,18 @@ def create_app(
             radbench=radbench,
             page_sizes=PAGE_SIZES,
             statuses=_STATUSES,
+            review_verdicts=agreement.has_reviews(summary.record.id),
         )
         if summary.cis_pending and not blind:  # computed once the page is sent; the page fetches them
             response.background = BackgroundTask(
                 data.compute_aggregates, summary.record.id, all_sub_scores=params.get("subs") == "all"
             )
         return response
+
+    def agreement_page(request: Request) -> Response:
+        """The run's metrics and judge against its stored reviews (``clineval agreement --reviews``)."""
+        context = agreement.context(request.path_params["run_id"], _text(request.query_params, "reviewer"))
+        return page(request, "agreement.html", **context)
 
     def aggregates_fragment(request: Request) -> Response:
         """The aggregates table alone, with its intervals (the run page fetches it when they were pending)."""
@@ -679,6 +687,7 @@ def create_app(
         Route("/", runs_page, methods=["GET"]),
         Route("/runs/{run_id}", run_page, methods=["GET"]),
         Route("/runs/{run_id}/aggregates", aggregates_fragment, methods=["GET"]),
+        Route("/runs/{run_id}/agreement", agreement_page, methods=["GET"]),
         Route("/runs/{run_id}/cases/{case_id:path}", case_page, methods=["GET"]),
         Route("/compare", compare_page, methods=["GET"]),
         Route("/compare/case", compare_case_page, methods=["GET"]),

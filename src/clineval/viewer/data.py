@@ -404,6 +404,14 @@ class ViewerData:
                     self._cache.popitem(last=False)
         return value
 
+    def cached(self, key: tuple[Any, ...], make: Any) -> Any:
+        """``make()`` computed once per ``key`` (a page's own figures, e.g. the agreement report)."""
+        return self._cached(key, make)
+
+    def results_version(self, run_id: str) -> tuple[Any, ...]:
+        """Changes whenever the run's results or status change."""
+        return self._version(run_id)
+
     def _version(self, run_id: str) -> tuple[Any, ...]:
         """Changes whenever the run's results or status change (the cache key of its aggregates)."""
         # COUNT and MAX(rowid) read the primary-key index only; a new result has a new rowid

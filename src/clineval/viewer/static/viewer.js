@@ -37,3 +37,16 @@
   };
   load();
 })();
+
+// A link to a reviewed item (#review-fact/tbfact/recall/5, from the Agreement page or the
+// agreement command) on a case page without the review panel: go to the metric's evidence.
+(function () {
+  "use strict";
+  var hash = decodeURIComponent(window.location.hash || "").replace(/^#/, "");
+  if (hash.indexOf("review-") !== 0 || document.getElementById(hash)) return;
+  var parts = hash.slice("review-".length).split("/");
+  if (parts.length < 3 || (parts[0] !== "fact" && parts[0] !== "sentence")) return;
+  var metric = parts[0] === "fact" ? parts.slice(1, -2).join("/") : parts.slice(1, -1).join("/");
+  var target = document.getElementById("metric-" + metric);
+  if (target) target.scrollIntoView();
+})();
