@@ -136,7 +136,8 @@ def test_the_store_is_as_expected(store: Store) -> None:
     with reviewing(store, "check") as (client, _):
         for case, facts in FACTS.items():
             page = client.get(f"/runs/{store.run}/cases/{case}").text
-            assert re.findall(r'<article class="rv-item" id="[^"]+" data-item="([^"]+)"', page) == ["case", *facts]
+            items = re.findall(r'<article class="rv-item" id="[^"]+" data-item="([^"]+)"', page)
+            assert items == ["case", *facts]
     with TestClient(create_app(store.path)) as plain:
         for case, values in VALUES.items():
             page = plain.get(f"/runs/{store.run}/cases/{case}").text
