@@ -3,11 +3,21 @@ of cases planned for review. Stored in the run store beside the run; they never 
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 Strategy = Literal["random", "stratified", "disagreement", "given"]
+_REVIEWER = re.compile(r"^[^\x00-\x1f\x7f]{1,80}$")
+
+
+def reviewer_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a reviewer (it is 1 to 80 printable characters, without
+    spaces around it), or ``None`` when it can."""
+    if not name.strip() or not _REVIEWER.match(name) or name != name.strip():
+        return f"{name!r} cannot name a reviewer: 1 to 80 printable characters, without spaces around it"
+    return None
 
 
 class ReviewRecord(BaseModel):

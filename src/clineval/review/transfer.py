@@ -40,6 +40,7 @@ from typing import Any, Literal, TextIO
 
 from clineval.errors import ConfigError, StoreError
 from clineval.model import ReviewQueue, ReviewRecord, RunRecord
+from clineval.model.review import reviewer_problem
 from clineval.review.data import items_of, review_schema
 from clineval.review.items import CASE_ITEM, CaseItems
 from clineval.review.schema import ReviewScale, ReviewSchema
@@ -69,7 +70,6 @@ EXPORT_COLUMNS = (
 HISTORY_COLUMNS = (*EXPORT_COLUMNS, "seq", "retracted", "undone_at")
 #: Problems listed in an import error; the rest are counted.
 MAX_LISTED = 20
-_REVIEWER = re.compile(r"^[^\x00-\x1f\x7f]{1,80}$")
 #: Columns of the long layout (beside the scales' own, nothing else is read).
 _LONG = ("case_id", "item", "scale", "verdict", "comment", "reviewer", "run_id", "created_at")
 _LONG_EXTRA = ("blind", "item_text", "queue_id", "source")
@@ -368,14 +368,6 @@ def parse_time(value: Any) -> float | None:
     return moment.timestamp()
 
 
-def check_reviewer_name(name: str) -> str | None:
-    """Why ``name`` cannot name a reviewer (1-80 printable characters, no spaces around
-    it), or ``None``."""
-    if not name.strip() or not _REVIEWER.match(name) or name != name.strip():
-        return f"{name!r} cannot name a reviewer: 1 to 80 printable characters, without spaces around it"
-    return None
-
-
 def _did_you_mean(name: str, options: Iterable[str]) -> str:
     close = difflib.get_close_matches(name, list(options), n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
@@ -487,7 +479,7 @@ class _Importer:
         if name is None:
             self.report(line, "reviewer", "no reviewer: give a reviewer column or --reviewer NAME")
             return None
-        problem = check_reviewer_name(name)
+        problem = reviewer_problem(name)
         if problem:
             self.report(line, "reviewer", problem)
             return None
@@ -688,7 +680,7 @@ def plan_import(
     if run is None and "run_id" not in columns:
         raise ConfigError(f"{file}: which run? give --run RUN (the file has no run_id column)")
     if reviewer is not None:
-        problem = check_reviewer_name(reviewer)
+        problem = reviewer_problem(reviewer)
         if problem:
             raise ConfigError(f"--reviewer: {problem}")
     importer = _Importer(store, table, store.get_run(run) if run is not None else None, reviewer)

@@ -36,7 +36,6 @@ import getpass
 import itertools
 import json
 import os
-import re
 import secrets
 import threading
 from collections import OrderedDict
@@ -55,6 +54,7 @@ from starlette.routing import Route
 
 from clineval.errors import ConfigError, RunLockedError, StoreError, field_errors
 from clineval.model import Case, ResultRecord, ReviewQueue, ReviewRecord, RunRecord
+from clineval.model.review import reviewer_problem
 from clineval.review.data import CaseProgress, QueueState, items_of, progress_of, review_schema
 from clineval.review.items import CaseItems, JudgeVerdict, ReviewItem
 from clineval.review.schema import ReviewScale, ReviewSchema
@@ -70,7 +70,6 @@ REVIEWER_ENV = "CLINEVAL_REVIEWER"
 SHOWN_TEXT_CHARS = 500
 #: Largest request body a write accepts (a comment is at most MAX_COMMENT characters).
 MAX_BODY_BYTES = 4 * MAX_COMMENT + 4096
-_REVIEWER = re.compile(r"^[^\x00-\x1f\x7f]{1,80}$")
 _ITEMS_CACHED = 4096
 
 
@@ -95,7 +94,7 @@ class ReviewSettings:
 
 def check_reviewer(name: str) -> str:
     """``name`` if it can name a reviewer (1-80 printable characters, not blank)."""
-    if not name.strip() or not _REVIEWER.match(name) or name != name.strip():
+    if reviewer_problem(name) is not None:
         raise ConfigError(
             f"--reviewer {name!r}: a reviewer's name is 1 to 80 printable characters, "
             "without spaces around it (e.g. --reviewer dr.lee)"
