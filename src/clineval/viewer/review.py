@@ -254,14 +254,40 @@ def _case_link(run_id: str, case_id: str, queue: str | None = None, suffix: str 
     return link + (f"?queue={quote(queue, safe='')}" if queue else "")
 
 
+def _without_gold_agents(value: Any) -> Any:
+    """A stored conversation without its turns' gold labels (agent and tools)."""
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        return value
+    messages = [
+        {k: v for k, v in m.items() if k not in ("gold_agent", "gold_tools")} if isinstance(m, dict) else m
+        for m in value["messages"]
+    ]
+    return {**value, "messages": messages}
+
+
 def _blind_case(case: Case) -> Case:
     """The case as a blind reviewer sees it: without its gold facts' importance (the reviewer
-    rates it) and the agent's latency (the ``latency`` metric's value)."""
+    rates it), the agent's latency (the ``latency`` metric's value) and the gold labels of a
+    conversation's turns (the reviewer says whether the right agent answered; the gold agent
+    or tools beside those that answered would give the metrics' verdicts away)."""
+    from clineval.conversations.cases import CONVERSATION_KEY
+
     update: dict[str, Any] = {}
     if case.gold_facts and any(g.importance is not None for g in case.gold_facts):
         update["gold_facts"] = [g.model_copy(update={"importance": None}) for g in case.gold_facts]
     if case.agent_run is not None and case.agent_run.latency_s is not None:
         update["agent_run"] = case.agent_run.model_copy(update={"latency_s": None})
+    metadata = dict(case.metadata)
+    if CONVERSATION_KEY in metadata:
+        metadata[CONVERSATION_KEY] = _without_gold_agents(metadata[CONVERSATION_KEY])
+    output = metadata.get("agent_output")
+    if isinstance(output, dict) and CONVERSATION_KEY in output:
+        metadata["agent_output"] = {
+            **output,
+            CONVERSATION_KEY: _without_gold_agents(output[CONVERSATION_KEY]),
+        }
+    if metadata != case.metadata:
+        update["metadata"] = metadata
     return case.model_copy(update=update) if update else case
 
 
