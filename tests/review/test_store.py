@@ -174,3 +174,64 @@ def test_a_read_only_store_without_review_tables_reads_as_empty(
             reviews.get_queue("latest")
     finally:
         store.close()
+
+
+def test_claim_next_gives_two_reviewers_asking_at_once_different_cases(
+    review_store: ReviewStoreData, tmp_path: Path
+) -> None:
+    """Two viewers on one store, each asking for its reviewer's next case at the same moment:
+    with one reviewer per case they never get the same case (looking and claiming are one
+    transaction); with two per case they share."""
+    import threading
+
+    store_path = review_store.copy(tmp_path / "claims.db")
+    cases = ["c01", "c02", "c03", "c04"]
+    with RunStore(store_path) as store:
+        reviews = ReviewStore(store)
+        for per_case, queue_id in ((1, "q-one"), (2, "q-two")):
+            reviews.create_queue(
+                ReviewQueue(
+                    id=queue_id,
+                    run_id=review_store.run_id,
+                    created_at=1.0,
+                    strategy="random",
+                    per_case=per_case,
+                    case_ids=cases,
+                )
+            )
+    candidates = [(c, frozenset[str]()) for c in cases]
+    for queue_id, per_case in (("q-one", 1), ("q-two", 2)):
+        for _ in range(5):  # a few rounds: a race shows up now and then, not always
+            got: dict[str, str | None] = {}
+            start = threading.Barrier(2)
+            with RunStore(store_path) as store:
+                store.query("SELECT 1")
+                with store.transaction() as conn:
+                    conn.execute("DELETE FROM review_claims")
+
+            def ask(
+                reviewer: str,
+                queue_id: str = queue_id,
+                per_case: int = per_case,
+                start: threading.Barrier = start,
+                got: dict[str, str | None] = got,
+            ) -> None:
+                with RunStore(store_path) as own:  # a connection of its own, as each viewer has
+                    start.wait()
+                    got[reviewer] = ReviewStore(own).claim_next(queue_id, reviewer, candidates, per_case)
+
+            threads = [threading.Thread(target=ask, args=(who,)) for who in ("ann", "bob")]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert got["ann"] is not None and got["bob"] is not None
+            assert (got["ann"] == got["bob"]) is (per_case == 2), got
+    with RunStore(store_path) as store:
+        reviews = ReviewStore(store)
+        held = reviews.claim_next("q-one", "ann", candidates, 1)
+        # asking again keeps the case one holds; nobody else is given it
+        assert reviews.claim_next("q-one", "ann", candidates, 1) == held
+        assert reviews.claim_next("q-one", "carol", [(str(held), frozenset[str]())], 1) is None
+        # someone else who has answered a case fills it too
+        assert reviews.claim_next("q-one", "carol", [("c04", frozenset({"dan"}))], 1) is None

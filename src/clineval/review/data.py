@@ -148,6 +148,25 @@ class QueueState:
                 return case_id
         return None
 
+    def candidates_for(self, reviewer: str, after: str | None = None) -> list[tuple[str, frozenset[str]]]:
+        """The cases this reviewer has not finished, in the order :meth:`next_for` takes them
+        (after ``after``, then wrapping round), each with the other reviewers who answered it:
+        for :meth:`clineval.store.reviews.ReviewStore.claim_next`, which checks the claims again."""
+        order = list(self.queue.case_ids)
+        start = order.index(after) + 1 if after in order else 0
+        out: list[tuple[str, frozenset[str]]] = []
+        for case_id in [*order[start:], *order[:start]]:
+            progress = self.progress.get(case_id)
+            if progress is not None and progress.complete(reviewer):
+                continue
+            if case_id not in self.progress:
+                continue
+            answered = (
+                frozenset(r for r, n in progress.answered.items() if n > 0) if progress else frozenset()
+            )
+            out.append((case_id, answered - {reviewer}))
+        return out
+
     def neighbours(self, reviewer: str, case_id: str) -> tuple[str | None, str | None]:
         """The previous and next case of the reviewer's part of the queue (``j``/``k``)."""
         mine = self.cases_for(reviewer)

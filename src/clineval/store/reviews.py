@@ -321,6 +321,40 @@ class ReviewStore:
                 (queue_id, case_id, reviewer, time.time()),
             )
 
+    def claim_next(
+        self,
+        queue_id: str,
+        reviewer: str,
+        candidates: Sequence[tuple[str, frozenset[str]]],
+        per_case: int,
+    ) -> str | None:
+        """Claim for ``reviewer`` the first of ``candidates`` (case id, the other reviewers who
+        have answered it) that still has room (fewer than ``per_case`` other reviewers who
+        answered it or hold a fresh claim on it), and return it; ``None`` when none has.
+
+        Looking and claiming are one ``BEGIN IMMEDIATE`` transaction, so two reviewers asking
+        at the same moment (two viewers on one store) are never given the same case when a
+        queue gives each case to one reviewer."""
+        cutoff = time.time() - CLAIM_TTL_S
+        with self.store.transaction() as conn:
+            for case_id, others in candidates:
+                holders = {
+                    str(r[0])
+                    for r in conn.execute(
+                        "SELECT reviewer FROM review_claims"
+                        " WHERE queue_id = ? AND case_id = ? AND claimed_at >= ?",
+                        (queue_id, case_id, cutoff),
+                    )
+                }
+                if reviewer in holders or len((holders | others) - {reviewer}) < per_case:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO review_claims (queue_id, case_id, reviewer, claimed_at)"
+                        " VALUES (?, ?, ?, ?)",
+                        (queue_id, case_id, reviewer, time.time()),
+                    )
+                    return case_id
+        return None
+
     def claims(self, queue_id: str, *, since: float | None = None) -> dict[str, set[str]]:
         """Case id -> reviewers who opened it (since ``since``; default: within :data:`CLAIM_TTL_S`)."""
         if not self.available:

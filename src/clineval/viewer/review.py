@@ -448,10 +448,12 @@ class ReviewDesk:
         queue = self.queue_of(request.path_params["queue"])
         record = self.data.get_run(queue.run_id)
         state = self.queue_state(record, queue)
-        case_id = state.next_for(self.reviewer)
+        # the first unfinished case with room, looked up and claimed in one transaction: two
+        # reviewers asking at once are not given the same case
+        candidates = state.candidates_for(self.reviewer)
+        case_id = self.reviews.claim_next(queue.id, self.reviewer, candidates, queue.per_case)
         if case_id is None:
             return self.kit.page(request, "review_done.html", c=self.counts(state), run=record)
-        self.reviews.claim(queue.id, case_id, self.reviewer)
         return RedirectResponse(_case_link(record.id, case_id, queue.id), status_code=303)
 
     def _groups(
