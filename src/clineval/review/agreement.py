@@ -89,7 +89,7 @@ class Disagreement(BaseModel):
     reviewers: dict[str, str]
     """Reviewer -> verdict."""
     reviewed: str
-    """The reviewers' verdict (majority)."""
+    """The reviewers' verdict (majority; ``(reviewers split)`` when they gave different ones)."""
     metric: str | None = None
     metric_says: str
     """The judge's verdict on the item, or the metric's value on the case."""
@@ -141,6 +141,9 @@ def _item_disagreements(
         if said is None or said == obs.consensus:
             continue
         rank = _SERIOUS.get((obs.consensus, said), 2 if obs.reviewed.scale != FACT_IMPORTANCE.name else 3)
+        split = len(set(obs.reviewed.verdicts.values())) > 1
+        if split:  # the reviewers themselves disagree: less telling than a judge against all of them
+            rank += 10
         level: RowLevel = "importance" if obs.reviewed.scale == FACT_IMPORTANCE.name else obs.item.kind
         out.append(
             (
@@ -152,7 +155,7 @@ def _item_disagreements(
                     text=obs.item.text[:300],
                     scale=obs.reviewed.scale,
                     reviewers=dict(obs.reviewed.verdicts),
-                    reviewed=obs.consensus,
+                    reviewed=obs.consensus + (" (reviewers split)" if split else ""),
                     metric=obs.item.metric,
                     metric_says=said + (" (contradicted)" if obs.judge.contradicted else ""),
                     link=_link(run_id, obs.case_id, obs.item.id),

@@ -333,6 +333,8 @@ def _label(result: Any, spec: str) -> str:
     judge = result.run.judge or {}
     if judge.get("heuristic_version"):
         return str(judge["heuristic_version"])
+    if spec.startswith("scripted:"):  # the rules file by its name, not its whole path
+        return "scripted:" + spec.partition(":")[2].replace("\\", "/").rsplit("/", 1)[-1]
     name = judge.get("config") or judge.get("name") or spec
     model = judge.get("model")
     return f"{name}" if not model or str(model) in str(name) else f"{name} ({model})"

@@ -88,13 +88,17 @@ def row_table(row: AgreementRow) -> Table:
     table.add_column("metric [95% CI]", no_wrap=True)
     for name in BASELINES.values():
         table.add_column(f"{name} · Δ metric − it [95% CI]")
-    table.add_column("note")
     for figure in row.statistics:
         cells: list[str | Text] = [figure.title, fmt_figure(figure)]
         for key in BASELINES:
             cells.append(baseline_cell(row.baseline(key, figure.name)) if row.baselines else Text("–"))
-        table.add_row(*cells, Text(figure.note or "", style="dim"))
+        table.add_row(*cells)
     return table
+
+
+def figure_notes(row: AgreementRow) -> list[str]:
+    """``Spearman ρ: from 1993/2000 resamples ...``: the notes of the row's figures, one each."""
+    return [f"{f.title}: {f.note}" for f in row.statistics if f.note]
 
 
 def row_renderable(row: AgreementRow) -> RenderableType:
@@ -103,6 +107,8 @@ def row_renderable(row: AgreementRow) -> RenderableType:
         parts.append(row_table(row))
     else:
         parts.append(Text(row_heading(row), style="bold"))
+    for note in figure_notes(row):
+        parts.append(Text("  " + note, style="dim"))
     for line in (reviewer_line(row), width_line(row), *row.notes):
         if line:
             parts.append(Text("  " + line, style="dim" if line in row.notes else ""))
