@@ -115,7 +115,7 @@ def test_table_in_the_terminal(reviewed: tuple[Path, str], monkeypatch: pytest.M
     code, stdout, stderr = _invoke(store, "--reviews", run_id, "-j", "offline", "-j", f"scripted:{always}")
     assert code == 0, stderr
     assert f"Judges against the reviewers of run {run_id}" in stdout
-    assert "(1) offline-heuristic/" in stdout and f"(2) scripted:{always}" in stdout
+    assert "(1) offline-heuristic/" in stdout and "(2) scripted:always.yaml" in stdout
     assert "Δ (2) − (1)" in stdout and "ROUGE-L" in stdout and "reviewers with each other" in stdout
     assert "κ (entailed or not)" in stdout and "stored as run" in stdout
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Strategy = Literal["random", "stratified", "disagreement", "given"]
+Strategy = Literal["random", "stratified", "disagreement"]
 _REVIEWER = re.compile(r"^[^\x00-\x1f\x7f]{1,80}$")
 
 

@@ -58,9 +58,7 @@ class Plan:
 def answered_cases(store: RunStore, run_id: str) -> tuple[list[str], int]:
     """The run's case ids the agent did not fail on (dataset order), and how many it failed on."""
     rows = store.query(
-        "SELECT c.case_id, COALESCE(json_extract(o.data, '$.agent_run.failed'), 0),"
-        " COALESCE(json_extract(o.data, '$.response'), json_extract(c.data, '$.response')) IS NOT NULL"
-        " OR json_extract(c.data, '$.metadata') IS NOT NULL"
+        "SELECT c.case_id, COALESCE(json_extract(o.data, '$.agent_run.failed'), 0)"
         " FROM cases c LEFT JOIN outputs o ON o.run_id = c.run_id AND o.case_id = c.case_id"
         " WHERE c.run_id = ? ORDER BY c.idx",
         (run_id,),
