@@ -217,3 +217,25 @@ def test_a_missing_store_is_one_line(tmp_path: Path) -> None:
         done.stderr.strip()
         == f"error: no run store at {tmp_path / 'none.db'}; run 'clineval run' first or pass --store"
     )
+
+
+def test_plan_given_cases_in_their_order(review_store: ReviewStoreData, tmp_path: Path) -> None:
+    """`--cases` names the cases (or @FILE, one id a line): in that order, the failed one left out."""
+    store = review_store.copy(tmp_path / "given.db")
+    ids = tmp_path / "ids.txt"
+    ids.write_text("c03\n# the complaint's cases\nc01\nc11\n", encoding="utf-8")
+    done = CliRunner().invoke(
+        cli, ["review", "plan", review_store.run_id, "--cases", f"@{ids}", "--store", str(store)]
+    )
+    assert done.exit_code == 0, done.stderr
+    assert "given: the 2 case(s) named with --cases, in that order" in done.stdout
+    assert (
+        "1 case(s): the agent failed on the case" in done.stdout and "seed" not in done.stdout.splitlines()[0]
+    )
+    with RunStore(store, readonly=True) as runs:
+        queue = ReviewStore(runs).get_queue("latest")
+    assert queue.strategy == "given" and queue.case_ids == ["c03", "c01"]
+    wrong = CliRunner().invoke(
+        cli, ["review", "plan", review_store.run_id, "--cases", "c01,zz", "--store", str(store)]
+    )
+    assert wrong.exit_code == 2 and "--cases: run" in wrong.stderr and "has no case 'zz'" in wrong.stderr

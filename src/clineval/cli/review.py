@@ -155,6 +155,13 @@ def _queue_schema(
 @click.option(
     "--strata", type=int, default=5, show_default=True, metavar="N", help="Stratified: strata of equal count."
 )
+@click.option(
+    "--cases",
+    "cases_opt",
+    metavar="IDS",
+    help="These cases, in this order, instead of a strategy: comma-separated ids, or @FILE "
+    "with one id a line.",
+)
 @store_option
 @friendly
 def plan_command(
@@ -169,6 +176,7 @@ def plan_command(
     items: str | None,
     max_facts: int | None,
     strata: int,
+    cases_opt: str | None,
     store_path: str,
 ) -> None:
     """Pick the cases of RUN to review and store them as a queue (RUN: id, prefix, latest, latest~N)."""
@@ -199,6 +207,7 @@ def plan_command(
         schema=schema,
         schema_data=schema_data,
         strata=strata,
+        cases=_named_cases(cases_opt, strategy, names, vs_ref) if cases_opt is not None else None,
     )
     if not plan.queue.case_ids:
         raise ConfigError(f"run {record.id}: no case could be planned ({_left_out_text(plan)})")
@@ -206,8 +215,24 @@ def plan_command(
     _print_plan(plan, record, compare[0] if compare else None, store_path)
 
 
+def _named_cases(value: str, strategy: str, metrics: list[str], vs_ref: str | None) -> list[str]:
+    """``--cases a,b,c`` or ``--cases @ids.txt`` (one id a line; # starts a comment)."""
+    if strategy != "random" or metrics or vs_ref:
+        raise ConfigError("--cases names the cases itself: --strategy, --metric and --vs do not apply")
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--cases {value}: cannot read {path} ({exc.strerror or exc})") from None
+        return [line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip()]
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
 def _looked_at(plan: Plan, record: RunRecord, other: RunRecord | None) -> str:
     queue = plan.queue
+    if queue.strategy == "given":
+        return f"given: the {len(queue.case_ids)} case(s) named with --cases, in that order"
     if queue.strategy == "random":
         return f"random: drawn from the {plan.eligible} case(s) the agent answered"
     if queue.strategy == "stratified":
@@ -239,7 +264,8 @@ def _print_plan(plan: Plan, record: RunRecord, other: RunRecord | None, store_pa
         (queue.id, "bold"),
         " · ",
         _run_label(record),
-        f" · {len(queue.case_ids)} case(s) · {queue.per_case} reviewer(s) per case · seed {queue.seed}",
+        f" · {len(queue.case_ids)} case(s) · {queue.per_case} reviewer(s) per case"
+        + (f" · seed {queue.seed}" if queue.seed is not None else ""),
     )
     out.print(head, highlight=False, soft_wrap=True)
     out.print(Text(_looked_at(plan, record, other)), highlight=False, soft_wrap=True)

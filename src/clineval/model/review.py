@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Strategy = Literal["random", "stratified", "disagreement"]
+Strategy = Literal["random", "stratified", "disagreement", "given"]
 _REVIEWER = re.compile(r"^[^\x00-\x1f\x7f]{1,80}$")
 
 

@@ -141,8 +141,14 @@ def plan_queue(
     schema: ReviewSchema,
     schema_data: dict[str, Any] | None = None,
     strata: int = DEFAULT_STRATA,
+    cases: Sequence[str] | None = None,
 ) -> Plan:
-    """Pick the cases of a review queue (see the module docstring). Nothing is stored."""
+    """Pick the cases of a review queue (see the module docstring). Nothing is stored.
+
+    ``cases``: these cases, in this order (strategy ``given``; ``n`` is not used): a list a
+    team chose itself, e.g. the cases a complaint named."""
+    if cases is not None:
+        return _given(store, record, cases, per_case=per_case, schema_data=schema_data)
     if n < 1:
         raise ConfigError(f"--n {n}: plan at least one case")
     if seed < 0:
@@ -210,6 +216,49 @@ def plan_queue(
         notes=notes,
     )
     return Plan(queue=queue, eligible=eligible, left_out=left_out, strata=strata_rows)
+
+
+def _given(
+    store: RunStore,
+    record: RunRecord,
+    cases: Sequence[str],
+    *,
+    per_case: int,
+    schema_data: dict[str, Any] | None,
+) -> Plan:
+    ids = list(dict.fromkeys(c.strip() for c in cases if c.strip()))
+    if not ids:
+        raise ConfigError("--cases: name at least one case id")
+    if not 1 <= per_case <= MAX_PER_CASE:
+        raise ConfigError(f"--reviewers-per-case {per_case}: from 1 to {MAX_PER_CASE} reviewers per case")
+    answered, _ = answered_cases(store, record.id)
+    known = set(answered)
+    in_run = {str(r[0]) for r in store.query("SELECT case_id FROM cases WHERE run_id = ?", (record.id,))}
+    unknown = [c for c in ids if c not in in_run]
+    if unknown:
+        raise ConfigError(
+            f"--cases: run {record.id} has no case {', '.join(repr(c) for c in unknown[:5])}"
+            + (f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else "")
+        )
+    failed = [c for c in ids if c not in known]
+    chosen = [c for c in ids if c in known]
+    left_out = {"the agent failed on the case (nothing to review)": len(failed)} if failed else {}
+    if not chosen:
+        raise ConfigError(
+            f"--cases: the agent failed on every case named ({', '.join(failed[:5])}): nothing to review"
+        )
+    now = time.time()
+    queue = ReviewQueue(
+        id=new_queue_id(now),
+        run_id=record.id,
+        created_at=now,
+        strategy="given",
+        per_case=per_case,
+        schema_=schema_data,
+        case_ids=chosen,
+        notes=dict.fromkeys(chosen, "named"),
+    )
+    return Plan(queue=queue, eligible=len(ids), left_out=left_out)
 
 
 def _stratified(
