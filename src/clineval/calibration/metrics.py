@@ -3,9 +3,10 @@ calibration run can be resumed or re-scored like any other.
 
 ``ClaimCheck``
     The judge's verdict on each claim of ``case.metadata["claims"]`` against the case's
-    response (the ``check_facts`` primitive, one call per case). The value is the mean
-    credit of the claims (1 entailed, the graded support or 0.5 when partial, 0 otherwise);
-    the details keep every verdict.
+    response (the ``check_facts`` primitive, one call per case; ``check_grounding`` with the
+    question in ``metadata["question"]`` when ``metadata["checked_by"]`` is ``grounding``).
+    The value is the mean credit of the claims (1 entailed, the graded support or 0.5 when
+    partial, 0 otherwise); the details keep every verdict.
 ``Restricted``
     A registered metric (``tbfact``, ``faithfulness``, ...) that scores only the cases of
     the given calibration protocols (``case.metadata["protocol"]``).
@@ -51,7 +52,11 @@ class ClaimCheck(BaseMetric):
             return Score.failed("metadata 'claims' must be a list of non-empty strings")
         prims = ctx.primitives()
         texts = [str(c) for c in claims]
-        verdicts = await prims.check_facts(texts, case.response or "")
+        if case.metadata.get("checked_by") == "grounding":  # an answer's sentences, as ASTRID checks them
+            question = str(case.metadata.get("question") or "")
+            verdicts = await prims.check_grounding(texts, case.response or "", question)
+        else:
+            verdicts = await prims.check_facts(texts, case.response or "")
         credits = [
             1.0
             if v.label == "entailed"

@@ -70,6 +70,19 @@ class RunRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
+def run_kind(record: RunRecord) -> str | None:
+    """What kind of run a record is: ``suite``, ``radbench`` (the radiology benchmark),
+    ``calibration``, or ``None`` for an ordinary run."""
+    if record.config.get("kind") == "suite":
+        return "suite"
+    environment = record.config.get("environment")
+    if isinstance(environment, dict) and environment.get("kind") == "radbench":
+        return "radbench"
+    if "calibration" in record.tags:
+        return "calibration"
+    return None
+
+
 class AgentOutput(BaseModel):
     """What the agent under test returned for one case (or how it failed)."""
 

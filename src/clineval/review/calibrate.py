@@ -33,9 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from clineval.agreement import cluster, stats
 from clineval.config import DEFAULT_CACHE
 from clineval.errors import ConfigError
-from clineval.metrics.base import BaseMetric, ScoreContext
 from clineval.metrics.registry import MetricSpec
-from clineval.model import Case, ResultRecord, RunRecord, Score
+from clineval.model import Case, ResultRecord, RunRecord
 from clineval.review.items import (
     CASE_ITEM,
     JudgeVerdict,
@@ -62,44 +61,6 @@ from clineval.store.sqlite import RunStore
 #: The protocols of a review calibration's cases (``case.metadata["protocol"]``).
 CLAIMS = "review_claims"
 CASES = "review_case"
-_HERE = "clineval.review.calibrate"
-
-
-class ReviewedClaims(BaseMetric):
-    """The judge's verdict on each reviewed claim of a case (``metadata.claims``) against the
-    case's response (the text the claims were checked against): ``check_facts``, or
-    ``check_grounding`` (with ``metadata.question``) when ``metadata.checked_by`` says so."""
-
-    name = "reviewed_claims"
-    requires = ("response",)
-    needs_judge = True
-
-    def selects(self, case: Case) -> bool:
-        return case.metadata.get("protocol") == CLAIMS
-
-    async def score(self, case: Case, ctx: ScoreContext) -> Score:
-        claims = case.metadata.get("claims")
-        if not isinstance(claims, list) or not all(isinstance(c, str) and c.strip() for c in claims):
-            return Score.failed("metadata 'claims' must be a list of non-empty strings")
-        prims = ctx.primitives()
-        texts = [str(c) for c in claims]
-        if case.metadata.get("checked_by") == "grounding":
-            verdicts = await prims.check_grounding(
-                texts, case.response or "", str(case.metadata.get("question") or "")
-            )
-        else:
-            verdicts = await prims.check_facts(texts, case.response or "")
-        credits = [verdict_credit(v.label, v.reason, v.support) for v in verdicts]
-        entailed = sum(v.label == "entailed" for v in verdicts)
-        return Score(
-            value=sum(credits) / len(credits) if credits else None,
-            explanation=f"{entailed} of {len(verdicts)} reviewed claim(s) entailed",
-            details={
-                "judge": prims.name,
-                "judge_kind": prims.kind,
-                "verdicts": [{"claim": c, **v.model_dump()} for c, v in zip(texts, verdicts, strict=True)],
-            },
-        )
 
 
 # --------------------------------------------------------------------------- the report
@@ -268,7 +229,8 @@ class Material:
     def metric_list(self) -> list[str]:
         specs = []
         if self.items:
-            specs.append(f"reviewed_claims={_HERE}:ReviewedClaims")
+            check = f"ClaimCheck(protocols=[{CLAIMS!r}])"
+            specs.append(f"reviewed_claims=clineval.calibration.metrics:{check}")
         for name, spec in self.metric_specs.items():
             specs.append(
                 f"{name}=clineval.calibration.metrics:Restricted(metric={spec!r}, protocols=[{CASES!r}])"
@@ -554,6 +516,26 @@ def compare_judges(
     return report
 
 
+def _judge_difference(
+    key: str,
+    statistic: str,
+    judge: str,
+    versus: str,
+    figure: tuple[float | None, float | None, float | None, int, str | None],
+) -> JudgeDifference:
+    """``judge``'s figure minus ``versus``' (value, interval, items, note) as a report row."""
+    value, low, high, n, note = figure
+    return JudgeDifference(
+        key=key,
+        statistic=statistic,
+        judge=judge,
+        versus=versus,
+        difference=Figure(
+            name=statistic, title=f"{judge} − {versus}", value=value, ci_low=low, ci_high=high, n=n, note=note
+        ),
+    )
+
+
 def _differences(
     report: ReviewCalibrationReport,
     common_items: Mapping[str, Sequence[tuple[ReviewItem, Reviewed, str]]],
@@ -594,20 +576,12 @@ def _differences(
             for statistic in ("cohen_kappa2", "roc_auc"):
                 interval = cluster.cluster_difference(other[statistic], base[statistic], groups)
                 out.append(
-                    JudgeDifference(
-                        key=key,
-                        statistic=statistic,
-                        judge=specs[index],
-                        versus=specs[judges[0]],
-                        difference=Figure(
-                            name=statistic,
-                            title=f"{specs[index]} − {specs[judges[0]]}",
-                            value=interval.value,
-                            ci_low=interval.low,
-                            ci_high=interval.high,
-                            n=interval.n,
-                            note=interval.note,
-                        ),
+                    _judge_difference(
+                        key,
+                        statistic,
+                        specs[index],
+                        specs[judges[0]],
+                        (interval.value, interval.low, interval.high, interval.n, interval.note),
                     )
                 )
     scale_of = {s.name: s for s in material.schema.scales}
@@ -630,20 +604,12 @@ def _differences(
             for statistic, fn, mine, theirs in comparisons:
                 estimate, paired = stats.difference_ci(fn, mine, theirs)
                 out.append(
-                    JudgeDifference(
-                        key=key,
-                        statistic=statistic,
-                        judge=specs[index],
-                        versus=specs[judges[0]],
-                        difference=Figure(
-                            name=statistic,
-                            title=f"{specs[index]} − {specs[judges[0]]}",
-                            value=estimate.value,
-                            ci_low=paired.low,
-                            ci_high=paired.high,
-                            n=len(rated),
-                            note=estimate.note or paired.note,
-                        ),
+                    _judge_difference(
+                        key,
+                        statistic,
+                        specs[index],
+                        specs[judges[0]],
+                        (estimate.value, paired.low, paired.high, len(rated), estimate.note or paired.note),
                     )
                 )
     return out

@@ -9,22 +9,11 @@ from dataclasses import dataclass, field
 
 from clineval.errors import StoreError
 from clineval.model import AgentOutput, Case, ResultRecord, ReviewQueue, ReviewRecord, RunRecord, Score
+from clineval.model.run import run_kind
 from clineval.redaction import redact_json
 from clineval.review.items import CaseItems, case_items
 from clineval.review.schema import ReviewSchema, schema_for_run, schema_from_data
 from clineval.store.sqlite import RunStore
-
-
-def run_kind(record: RunRecord) -> str | None:
-    """``suite``, ``radbench``, ``calibration`` or ``None`` (as the viewer tells runs apart)."""
-    if record.config.get("kind") == "suite":
-        return "suite"
-    environment = record.config.get("environment")
-    if isinstance(environment, dict) and environment.get("kind") == "radbench":
-        return "radbench"
-    if "calibration" in record.tags:
-        return "calibration"
-    return None
 
 
 def review_schema(record: RunRecord, queue: ReviewQueue | None = None) -> ReviewSchema:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from clineval.errors import ClinevalError, StoreError
 from clineval.model import AgentOutput, Case, ResultRecord, RunRecord, Score
+from clineval.model.run import run_kind
 from clineval.redaction import redact, redact_json
 from clineval.results.aggregate import MISSING_GROUP, MetricAggregate, aggregate
 from clineval.results.render import SUB_SCORE_ROWS
@@ -465,7 +466,7 @@ class ViewerData:
                 fingerprint=record.dataset.fingerprint,
                 n_cases=record.dataset.n_cases,
                 judge=judge_label(record.judge),
-                kind=_kind(record),
+                kind=run_kind(record),
             )
             if filters.matches(row):
                 out.append(row)
@@ -527,7 +528,7 @@ class ViewerData:
         return RunSummary(
             record=record,
             status=self.display_status(record),
-            kind=_kind(record),
+            kind=run_kind(record),
             n_cases=n_cases,
             n_results=int(version[0]),
             metrics=metrics,
@@ -934,7 +935,7 @@ class ViewerData:
     def suite_table(self, run_ref: str) -> SuiteTable | None:
         """A suite run's case table (the suite's columns), or ``None`` for other or very large runs."""
         record = self.get_run(run_ref)
-        if _kind(record) != "suite" or record.dataset.n_cases > FULL_LOAD_MAX_CASES:
+        if run_kind(record) != "suite" or record.dataset.n_cases > FULL_LOAD_MAX_CASES:
             return None
         from clineval.suites.table import case_rows, disclaimer_of, table_spec
 
@@ -952,7 +953,7 @@ class ViewerData:
     def radbench_summary(self, run_ref: str, by: str = "condition") -> RadbenchSummary | None:
         """A radiology-benchmark run's metrics per group (``clineval radbench summary``)."""
         record = self.get_run(run_ref)
-        if _kind(record) != "radbench" or record.dataset.n_cases > FULL_LOAD_MAX_CASES:
+        if run_kind(record) != "radbench" or record.dataset.n_cases > FULL_LOAD_MAX_CASES:
             return None
         from clineval.cli.radbench import HEADERS, SUMMARY_METRICS
         from clineval.environments.radbench.stats import report_by, run_rows, summarise
@@ -977,17 +978,6 @@ class ViewerData:
             groups=list(groups.items()),
             choices=choices,
         )
-
-
-def _kind(record: RunRecord) -> str | None:
-    if record.config.get("kind") == "suite":
-        return "suite"
-    environment = record.config.get("environment")
-    if isinstance(environment, dict) and environment.get("kind") == "radbench":
-        return "radbench"
-    if "calibration" in record.tags:
-        return "calibration"
-    return None
 
 
 def _matches(row: RunRow, filters: RunFilters) -> bool:

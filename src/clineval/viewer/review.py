@@ -608,18 +608,25 @@ class ReviewDesk:
         if kind != "application/json":
             raise Refused(415, f"the body must be application/json (got {kind or 'no content type'})")
 
-    async def save(self, request: Request) -> Response:
+    async def _handle(
+        self, request: Request, shape: type[BaseModel], action: Callable[[Any], dict[str, Any]]
+    ) -> Response:
+        """A write: its body read as ``shape``, ``action`` run on a worker thread (it writes to the
+        store); a refused write answers its status and reason."""
         try:
-            body = VerdictIn.model_validate(await self._body(request))
+            body = shape.model_validate(await self._body(request))
         except Refused as exc:
             return _refusal(exc)
         except ValidationError as exc:
             return _refusal(Refused(400, "; ".join(field_errors(exc))))
         try:
-            answer = await run_in_threadpool(self._save, body)
+            answer = await run_in_threadpool(action, body)
         except Refused as exc:
             return _refusal(exc)
         return JSONResponse(answer)
+
+    async def save(self, request: Request) -> Response:
+        return await self._handle(request, VerdictIn, self._save)
 
     def _target(self, run: str, case_id: str, queue_ref: str | None) -> tuple[RunRecord, ReviewQueue | None]:
         try:
@@ -727,17 +734,7 @@ class ReviewDesk:
         return {"case": _progress_json(progress, self.reviewer), "queue": counts}
 
     async def undo(self, request: Request) -> Response:
-        try:
-            body = UndoIn.model_validate(await self._body(request))
-        except Refused as exc:
-            return _refusal(exc)
-        except ValidationError as exc:
-            return _refusal(Refused(400, "; ".join(field_errors(exc))))
-        try:
-            answer = await run_in_threadpool(self._undo, body)
-        except Refused as exc:
-            return _refusal(exc)
-        return JSONResponse(answer)
+        return await self._handle(request, UndoIn, self._undo)
 
     def _undo(self, body: UndoIn) -> dict[str, Any]:
         record, queue = self._target(body.run, body.case, body.queue)
