@@ -43,14 +43,31 @@ def _invoke(store: Path, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def two_judges(reviewed: tuple[Path, str]) -> ReviewCalibrationReport:
+def two_judges_run(reviewed: tuple[Path, str]) -> tuple[ReviewCalibrationReport, str]:
+    """One run of two judges as a user runs it: the table on the terminal, the JSON in a file."""
     store, run_id = reviewed
     always = str(store.parent / "always.yaml")
-    code, stdout, stderr = _invoke(
-        store, "--reviews", run_id, "--judge", "offline", "--judge", f"scripted:{always}", "--json", "-"
-    )
+    report_file = store.parent / "report.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COLUMNS", "220")
+        code, stdout, stderr = _invoke(
+            store,
+            "--reviews",
+            run_id,
+            "-j",
+            "offline",
+            "-j",
+            f"scripted:{always}",
+            "--json",
+            str(report_file),
+        )
     assert code == 0, stderr
-    return ReviewCalibrationReport.model_validate_json(stdout)
+    return ReviewCalibrationReport.model_validate_json(report_file.read_text(encoding="utf-8")), stdout
+
+
+@pytest.fixture(scope="module")
+def two_judges(two_judges_run: tuple[ReviewCalibrationReport, str]) -> ReviewCalibrationReport:
+    return two_judges_run[0]
 
 
 def test_the_offline_judge_agrees_with_its_own_run(
@@ -108,12 +125,11 @@ def test_each_judge_is_stored_as_a_run(
             assert record.tags["judge"] == judge.spec
 
 
-def test_table_in_the_terminal(reviewed: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    store, run_id = reviewed
-    monkeypatch.setenv("COLUMNS", "220")
-    always = str(store.parent / "always.yaml")
-    code, stdout, stderr = _invoke(store, "--reviews", run_id, "-j", "offline", "-j", f"scripted:{always}")
-    assert code == 0, stderr
+def test_table_in_the_terminal(
+    reviewed: tuple[Path, str], two_judges_run: tuple[ReviewCalibrationReport, str]
+) -> None:
+    _, run_id = reviewed
+    stdout = two_judges_run[1]
     assert f"Judges against the reviewers of run {run_id}" in stdout
     assert "(1) offline-heuristic/" in stdout and "(2) scripted:always.yaml" in stdout
     assert "Δ (2) − (1)" in stdout and "ROUGE-L" in stdout and "reviewers with each other" in stdout
@@ -121,7 +137,10 @@ def test_table_in_the_terminal(reviewed: tuple[Path, str], monkeypatch: pytest.M
 
 
 def test_an_openai_compatible_server_as_a_judge(
-    reviewed: tuple[Path, str], llm_server: ScriptedServer, tmp_path: Path
+    reviewed: tuple[Path, str],
+    llm_server: ScriptedServer,
+    tmp_path: Path,
+    two_judges: ReviewCalibrationReport,
 ) -> None:
     """A judge behind a real local HTTP server speaking the OpenAI API: every claim 'partial'."""
     store, run_id = reviewed
@@ -143,8 +162,6 @@ def test_an_openai_compatible_server_as_a_judge(
         "--reviews",
         run_id,
         "-j",
-        "offline",
-        "-j",
         f"openai:judge-model@{llm_server.base_url}",
         "-m",
         "tbfact",
@@ -153,9 +170,11 @@ def test_an_openai_compatible_server_as_a_judge(
     )
     assert code == 0, stderr
     report = ReviewCalibrationReport.model_validate_json(stdout)
-    served = report.judges[1]
+    (served,) = report.judges
+    assert served.label.startswith("openai:judge-model")
     row = served.row("fact/tbfact/verdict")
-    assert row is not None and row.n == report.judges[0].row("fact/tbfact/verdict").n  # type: ignore[union-attr]
+    # the same reviewed facts the offline judge was measured on
+    assert row is not None and row.n == two_judges.judge("offline").row("fact/tbfact/verdict").n  # type: ignore[union-attr]
     assert llm_server.stats()["chat_requests"] > 0, "the judge was never asked"
     # every claim partial with reason missing: credit ½ for every fact, so AUC ½ and κ 0
     assert row.get("roc_auc").value == pytest.approx(0.5)
