@@ -14,7 +14,7 @@ CONVERSATION = {
         {"role": "assistant", "speaker": "Radiology", "text": "The CT shows a 2 cm nodule."},
         {"role": "user", "speaker": "user", "text": "Which trials fit?", "gold_tools": ["search_trials"]},
         {"role": "assistant", "speaker": "ClinicalTrials", "text": "Two trials are open."},
-    ]
+    ],
 }
 
 
