@@ -268,7 +268,7 @@ def test_cross_fitted_threshold_is_chosen_on_the_other_half() -> None:
     assert len(flags) == 8 and all(isinstance(f, bool) for f in flags)
     # every flag is 'score ≥ a threshold' within its half: the flagged items of a half score higher
     # than its unflagged ones
-    from clineval.review.rows import _half
+    from clineval.calibration.protocols import _half
 
     for half in (0, 1):
         members = [(s, f) for s, f, g in zip(scores, flags, "abcdefgh", strict=True) if _half(g) == half]

@@ -58,6 +58,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.agreement.stats import (
@@ -267,22 +268,51 @@ def cross_fitted_labels(
     statistic: Callable[[Sequence[bool], Sequence[bool]], float],
 ) -> list[bool]:
     """Binary labels ``score >= threshold``, the threshold of each half chosen on the other
-    half (groups split in two by hash) to maximise ``statistic(labels, truth)``."""
+    half (groups split in two by hash) to maximise ``statistic(labels, truth)``; among equal
+    values, the lowest threshold. :func:`kappa_value` and Youden's J are computed for every
+    threshold at once (:data:`_ROWS`); any other statistic threshold by threshold."""
     s = np.asarray(scores, dtype=float)
     y = np.asarray(truth, dtype=bool)
     halves = np.asarray([_half(g) for g in groups])
     out = np.zeros(len(s), dtype=bool)
+    rows = _ROWS.get(statistic)
     for half in (0, 1):
         fit = halves != half
         if not fit.any():
             fit = np.ones(len(s), dtype=bool)
-        best_value, best_threshold = -np.inf, np.inf
-        for threshold in np.unique(s[fit]):
-            value = statistic(list(s[fit] >= threshold), list(y[fit]))
-            if value > best_value:
-                best_value, best_threshold = value, threshold
-        out[halves == half] = s[halves == half] >= best_threshold
+        thresholds = np.unique(s[fit])
+        if thresholds.size == 0:
+            continue
+        if rows is not None:
+            values = rows(s[fit][None, :] >= thresholds[:, None], y[fit])
+        else:
+            values = np.asarray([statistic(list(s[fit] >= t), list(y[fit])) for t in thresholds], dtype=float)
+        best = thresholds[int(np.argmax(values))]  # the first (lowest) threshold among the best
+        out[halves == half] = s[halves == half] >= best
     return [bool(v) for v in out]
+
+
+def kappa_rows(flags: npt.NDArray[np.bool_], truth: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """Cohen's κ of each row of ``flags`` against ``truth`` (−1 where undefined), as
+    :func:`kappa_value` gives it for one row."""
+    n = truth.size
+    t = truth.astype(float)
+    f = flags.astype(float)
+    both_yes = (f * t).sum(axis=1)
+    both_no = ((1 - f) * (1 - t)).sum(axis=1)
+    p_o = (both_yes + both_no) / n
+    p_e = (f.sum(axis=1) * t.sum() + (n - f.sum(axis=1)) * (n - t.sum())) / (n * n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = np.where(1 - p_e > 1e-12, (p_o - p_e) / (1 - p_e), -1.0)
+    return np.asarray(kappa, dtype=float)
+
+
+def youden_rows(flags: npt.NDArray[np.bool_], truth: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """Youden's J of each row of ``flags`` against ``truth`` (−1 where undefined)."""
+    if truth.all() or not truth.any():
+        return np.full(flags.shape[0], -1.0)
+    f = flags.astype(float)
+    return np.asarray(f[:, truth].mean(axis=1) - f[:, ~truth].mean(axis=1), dtype=float)
 
 
 def youden_j(flags: Sequence[Any], truth: Sequence[Any]) -> Estimate:
@@ -299,9 +329,19 @@ def _youden(flags: Sequence[bool], truth: Sequence[bool]) -> float:
     return -1.0 if value is None else value
 
 
-def _kappa_value(pred: Sequence[Any], truth: Sequence[Any]) -> float:
+def kappa_value(pred: Sequence[Any], truth: Sequence[Any]) -> float:
+    """Cohen's κ, −1 where it is undefined (a threshold search's objective)."""
     value = cohen_kappa(pred, truth).value
     return -1.0 if value is None else value
+
+
+#: The statistics :func:`cross_fitted_labels` computes for all thresholds at once.
+_ROWS: dict[
+    Callable[..., float], Callable[[npt.NDArray[np.bool_], npt.NDArray[np.bool_]], npt.NDArray[np.float64]]
+] = {
+    kappa_value: kappa_rows,
+    _youden: youden_rows,
+}
 
 
 def _rate(flags: Sequence[bool]) -> Stat:
@@ -329,7 +369,7 @@ def _verdict_figures(
     positive = [t == entailed for t in truth]
     binary = [p == entailed for p in predicted]
     baseline_flags = {
-        name: cross_fitted_labels(values, positive, groups, _kappa_value) for name, values in scores.items()
+        name: cross_fitted_labels(values, positive, groups, kappa_value) for name, values in scores.items()
     }
     three = list(labels)
     return [

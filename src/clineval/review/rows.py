@@ -10,18 +10,16 @@ the same rows for other judges.
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.agreement import cluster, stats
 from clineval.calibration.baselines import content_word_share, rouge_l
+from clineval.calibration.protocols import cross_fitted_labels, kappa_value
 from clineval.model import ResultRecord, ReviewRecord
 from clineval.review.items import JudgeVerdict, ReviewItem
 from clineval.review.schema import FACT_IMPORTANCE, FACT_VERDICT, ReviewScale
@@ -187,43 +185,11 @@ class CaseObservation:
 # --------------------------------------------------------------------------- helpers
 
 
-def _half(case_id: str) -> int:
-    return int(hashlib.sha256(case_id.encode("utf-8")).hexdigest(), 16) % 2
-
-
-def _binary_kappas(flags: npt.NDArray[np.bool_], truth: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
-    """Cohen's κ of each row of ``flags`` against ``truth`` (−1 where undefined)."""
-    n = truth.size
-    t = truth.astype(float)
-    f = flags.astype(float)
-    a = (f * t).sum(axis=1)  # both yes
-    d = ((1 - f) * (1 - t)).sum(axis=1)  # both no
-    p_o = (a + d) / n
-    p_e = (f.sum(axis=1) * t.sum() + (n - f.sum(axis=1)) * (n - t.sum())) / (n * n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = np.where(1 - p_e > 1e-12, (p_o - p_e) / (1 - p_e), -1.0)
-    return np.asarray(kappa, dtype=float)
-
-
 def cross_fitted(scores: Sequence[float], truth: Sequence[bool], groups: Sequence[str]) -> list[bool]:
     """Binary labels ``score >= t``, ``t`` for each half of the cases chosen on the other half
     to maximise κ against ``truth`` (cases split in two by a hash of their id; when one half
-    is empty, on all items)."""
-    s = np.asarray(scores, dtype=float)
-    y = np.asarray(truth, dtype=bool)
-    halves = np.asarray([_half(g) for g in groups])
-    out = np.zeros(len(s), dtype=bool)
-    for half in (0, 1):
-        fit = halves != half
-        if not fit.any():
-            fit = np.ones(len(s), dtype=bool)
-        thresholds = np.unique(s[fit])
-        if thresholds.size == 0:
-            continue
-        kappas = _binary_kappas(s[fit][None, :] >= thresholds[:, None], y[fit])
-        best = thresholds[int(np.argmax(kappas))]  # the lowest threshold among the best
-        out[halves == half] = s[halves == half] >= best
-    return [bool(v) for v in out]
+    is empty, on all items): the calibration's cross-fitting, with κ."""
+    return cross_fitted_labels(scores, truth, groups, kappa_value)
 
 
 def _figure(name: str, title: str, interval: cluster.ClusterInterval, note: str | None = None) -> Figure:
