@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.agreement import cluster, stats
+from clineval.agreement.report import StatisticResult
 from clineval.calibration.baselines import content_word_share, rouge_l
 from clineval.calibration.protocols import cross_fitted_labels, kappa_value
 from clineval.model import ResultRecord, ReviewRecord
@@ -32,18 +33,11 @@ Verdict = Literal["beats", "worse", "unclear"]
 RowLevel = Literal["case", "fact", "importance", "sentence", "turn"]
 
 
-class Figure(BaseModel):
-    """One statistic with its interval."""
+class Figure(StatisticResult):
+    """One statistic with its interval (:class:`clineval.agreement.StatisticResult`, whose
+    ``n`` may be left out here)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    title: str
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
     n: int = 0
-    note: str | None = None
 
     @property
     def width(self) -> float | None:

@@ -647,13 +647,20 @@ class ReviewDesk:
                 raise Refused(400, f"case {case_id!r} is not in review queue {queue.id}")
         return record, queue
 
-    def _save(self, body: VerdictIn) -> dict[str, Any]:
+    def _case_of(
+        self, body: VerdictIn | UndoIn
+    ) -> tuple[RunRecord, ReviewQueue | None, ReviewSchema, CaseItems]:
+        """The run, queue, schema and review items a write is about (refused when unknown)."""
         record, queue = self._target(body.run, body.case, body.queue)
         schema = review_schema(record, queue)
         try:
             items = self.items(record, body.case, schema, queue)
         except NotFound:
             raise Refused(400, f"run {record.id} has no case {body.case!r}") from None
+        return record, queue, schema, items
+
+    def _save(self, body: VerdictIn) -> dict[str, Any]:
+        record, queue, schema, items = self._case_of(body)
         item = items.get(body.item)
         if item is None:
             known = ", ".join(i.id for i in items.items[:6]) + (" ..." if len(items.items) > 6 else "")
@@ -737,12 +744,7 @@ class ReviewDesk:
         return await self._handle(request, UndoIn, self._undo)
 
     def _undo(self, body: UndoIn) -> dict[str, Any]:
-        record, queue = self._target(body.run, body.case, body.queue)
-        schema = review_schema(record, queue)
-        try:
-            items = self.items(record, body.case, schema, queue)
-        except NotFound:
-            raise Refused(400, f"run {record.id} has no case {body.case!r}") from None
+        record, queue, schema, items = self._case_of(body)
         with self._write_lock:
             undone = self._write(lambda: self.reviews.undo(record.id, body.case, self.reviewer))
             changed: dict[str, Any] | None = None
