@@ -19,6 +19,10 @@ A judge is chosen by one setting, a spec string (``--judge`` on the command line
     ``AZURE_OPENAI_DEPLOYMENT`` (``AZURE_OPENAI_API_VERSION`` optional).
 ``scripted:FILE``
     the scripted judge with rules from a YAML file (for tests).
+``nli:PATH``
+    the offline judge with a local NLI or fact-checking model (an ONNX export or a
+    transformers folder at PATH) checking each claim beside its own checks
+    (:mod:`clineval.judges.nli`; ``pip install 'clineval[nli]'``).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from clineval.judges.structured import ResponseMode, StructuredJudge
 from clineval.redaction import register_secret
 from clineval.resilience import RetryPolicy
 
-Provider = Literal["offline", "none", "openai", "azure", "scripted"]
+Provider = Literal["offline", "none", "openai", "azure", "scripted", "nli"]
 
 
 class JudgeConfig(BaseModel):
@@ -75,6 +79,8 @@ class JudgeConfig(BaseModel):
     response_format: ResponseMode = "json_schema"
     reask: bool = True
     script: str | None = None
+    model_path: str | None = None
+    """The model folder of an ``nli`` judge (relative to the run file's folder in a run file)."""
     cache: bool = True
 
     @model_validator(mode="before")
@@ -90,6 +96,8 @@ class JudgeConfig(BaseModel):
             raise ValueError("an openai judge needs a model, e.g. 'openai:gpt-4o-mini'")
         if self.provider == "scripted" and not self.script:
             raise ValueError("a scripted judge needs a rules file, e.g. 'scripted:rules.yaml'")
+        if self.provider == "nli" and not self.model_path:
+            raise ValueError("an nli judge needs a model folder, e.g. 'nli:models/deberta-v3-nli'")
         return self
 
     @property
@@ -98,6 +106,8 @@ class JudgeConfig(BaseModel):
             return self.provider
         if self.provider == "scripted":
             return f"scripted:{self.script}"
+        if self.provider == "nli":
+            return f"nli:{Path(self.model_path or '.').resolve().name}"
         return f"{self.provider}:{self.model or '(from environment)'}"
 
 
@@ -120,9 +130,11 @@ def parse_judge_spec(spec: str) -> dict[str, Any]:
         return {"provider": "azure", "model": rest.strip() or None}
     if provider == "scripted":
         return {"provider": "scripted", "script": rest.strip() or None}
+    if provider == "nli":
+        return {"provider": "nli", "model_path": rest.strip() or None}
     raise ConfigError(
         f"unknown judge {spec!r}: use 'offline', 'none', 'openai:MODEL[@BASE_URL]', "
-        "'azure[:DEPLOYMENT]' or 'scripted:FILE'"
+        "'azure[:DEPLOYMENT]', 'scripted:FILE' or 'nli:PATH'"
     )
 
 
@@ -200,6 +212,16 @@ def build_judge(
         if base_dir is not None and not path.is_absolute():
             path = base_dir / path
         return ScriptedJudge.from_file(path)
+    if config.provider == "nli":
+        from clineval.judges.nli import NliJudge
+
+        assert config.model_path is not None
+        folder = Path(config.model_path)
+        if base_dir is not None and not folder.is_absolute():
+            folder = base_dir / folder
+        if not folder.is_dir():
+            raise ConfigError(f"judge nli:{config.model_path}: the model folder {folder} does not exist")
+        return NliJudge(folder)
     # Imported here: the HTTP stack takes a noticeable time to import, and offline runs never need it.
     from clineval.judges.openai_compat import OpenAIBackend, azure_settings_from_env
 
