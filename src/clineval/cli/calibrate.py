@@ -112,7 +112,7 @@ def _judge_config(value: str | None) -> JudgeConfig:
     if config.provider == "none":
         raise ConfigError(
             f"--judge {value or 'none'!r}: calibration measures a judge; give 'offline', "
-            "'openai:MODEL[@BASE_URL]', 'azure[:DEPLOYMENT]' or 'scripted:FILE'"
+            "'openai:MODEL[@BASE_URL]', 'azure[:DEPLOYMENT]', 'scripted:FILE' or 'nli:PATH'"
         )
     return config
 
@@ -244,7 +244,7 @@ def _usage_line(run_id: str, store_path: str) -> str | None:
     "judge_opts",
     multiple=True,
     help="The judge to measure: offline (default) | openai:MODEL[@BASE_URL] | azure[:DEPLOYMENT] "
-    "| scripted:FILE. With --reviews: repeatable, every judge on the same items.",
+    "| scripted:FILE | nli:PATH. With --reviews: repeatable, every judge on the same items.",
 )
 @click.option(
     "--reviews",

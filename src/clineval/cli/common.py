@@ -98,7 +98,8 @@ def write_text_file(path: str, text: str, option: str) -> None:
 
 
 def judge_option(value: str | None) -> JudgeConfig | None:
-    """A --judge value as a config; a scripted judge's file is taken from the working directory."""
+    """A --judge value as a config; a scripted judge's file and an nli judge's model folder are
+    taken from the working directory."""
     if not value:
         return None
     from pydantic import ValidationError
@@ -112,6 +113,8 @@ def judge_option(value: str | None) -> JudgeConfig | None:
         raise ConfigError(f"--judge {value!r}: {problems}") from None
     if config.script:
         config.script = str(Path(config.script).resolve())
+    if config.model_path:
+        config.model_path = str(Path(config.model_path).resolve())
     return config
 
 

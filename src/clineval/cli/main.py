@@ -183,7 +183,8 @@ def cli() -> None:
 @click.option(
     "--judge",
     "-j",
-    help="offline (default) | none | openai:MODEL[@BASE_URL] | azure[:DEPLOYMENT] | scripted:FILE.",
+    help="offline (default) | none | openai:MODEL[@BASE_URL] | azure[:DEPLOYMENT] | scripted:FILE "
+    "| nli:PATH.",
 )
 @click.option("--map", "mapping", multiple=True, help="Column mapping COLUMN=FIELD (repeatable).")
 @click.option("--name", help="A name for the run.")

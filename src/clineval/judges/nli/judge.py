@@ -92,16 +92,19 @@ def evidence_windows(sentences: Sequence[str], lengths: Sequence[int], budget: i
     """Windows of consecutive sentences, each as many as fit in ``budget`` tokens (at least one
     sentence; a longer sentence is a window alone and the tokenizer truncates it). Each window
     after the first starts halfway through the one before, so that two neighbouring sentences
-    are read together in some window whenever they fit."""
+    are read together in some window whenever they fit; a window that would end where the one
+    before ends is inside it and is left out."""
     windows: list[str] = []
     n = len(sentences)
-    start = 0
+    start, last_end = 0, -1
     while start < n:
         end, total = start, lengths[start]
         while end + 1 < n and total + lengths[end + 1] <= budget:
             end += 1
             total += lengths[end]
-        windows.append(" ".join(sentences[start : end + 1]))
+        if end > last_end:
+            windows.append(" ".join(sentences[start : end + 1]))
+            last_end = end
         if end == n - 1:
             break
         start = max(start + 1, (start + end + 1) // 2)
@@ -195,11 +198,16 @@ class NliPrimitives(OfflinePrimitives):
         return self._name
 
     def describe(self) -> dict[str, Any]:
+        """The model and the combination's thresholds; the offline judge's settings under
+        ``offline`` (kept apart, so that the run is never taken for an offline judge's)."""
+        offline = {**super().describe(), "name": "offline"}
         return {
-            **super().describe(),
+            "name": self.name,
+            "kind": self.kind,
             "nli_version": NLI_VERSION,
             "verifier_model": self.model.describe(),
             "verifier_thresholds": self.nli_thresholds.as_dict(),
+            "offline": offline,
         }
 
     def _windows(self, evidence: str, claims: Sequence[str]) -> list[str]:
