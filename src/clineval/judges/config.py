@@ -220,7 +220,8 @@ def build_judge(
         if base_dir is not None and not folder.is_absolute():
             folder = base_dir / folder
         if not folder.is_dir():
-            raise ConfigError(f"judge nli:{config.model_path}: the model folder {folder} does not exist")
+            where = "" if str(folder) == config.model_path else f" ({folder})"
+            raise ConfigError(f"judge nli:{config.model_path}: no such model folder{where}")
         return NliJudge(folder)
     # Imported here: the HTTP stack takes a noticeable time to import, and offline runs never need it.
     from clineval.judges.openai_compat import OpenAIBackend, azure_settings_from_env
