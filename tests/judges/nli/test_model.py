@@ -223,3 +223,23 @@ def test_a_transformers_folder_without_transformers_says_what_to_install(tmp_pat
     (folder / "model.safetensors").write_bytes(b"")
     with pytest.raises(ConfigError, match=r"needs transformers and torch.*pip install transformers torch"):
         load_model(folder)
+
+
+def test_the_pad_id_comes_from_the_tokenizer_file_else_the_config(tiny_model: Path, tmp_path: Path) -> None:
+    """Padding is masked out, so the answers cannot show it: the id itself is checked."""
+    assert load_model(tiny_model)._pad_id == 0  # type: ignore[attr-defined]  # config.json's pad_token_id
+    folder = _copy(tiny_model, tmp_path / "padded")
+    spec = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    spec["padding"] = {
+        "strategy": "BatchLongest",
+        "direction": "Right",
+        "pad_to_multiple_of": None,
+        "pad_id": 1,
+        "pad_type_id": 0,
+        "pad_token": "[UNK]",
+    }
+    (folder / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    model = load_model(folder)
+    assert model._pad_id == 1  # type: ignore[attr-defined]
+    [p] = model.predict([(PREMISE, CLAIM)])  # and the file's padding does not pad a single pair
+    assert p.entailment == pytest.approx(_expected(PREMISE, CLAIM)[0], abs=1e-5)

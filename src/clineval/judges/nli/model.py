@@ -329,11 +329,14 @@ class OnnxEntailmentModel:
             raise ConfigError(
                 f"{tokenizer_file}: not a tokenizer the tokenizers library reads ({exc})"
             ) from None
-        self.tokenizer.no_padding()
+        self._pad_id = self._find_pad_id()  # before no_padding(), which forgets the file's padding
+        self.tokenizer.no_padding()  # batches are padded here, to their own longest pair
         self.tokenizer.enable_truncation(max_length=self._max_length, strategy="longest_first")
-        self._pad_id = self._find_pad_id()
         options = ort.SessionOptions()
         options.log_severity_level = 3  # errors only: no graph-optimisation chatter on stderr
+        # Idle worker threads sleep instead of spinning, so that the offline judge's MiniLM
+        # workers and other processes keep the cores they share (see docs/offline-judge.md).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self.session = ort.InferenceSession(
                 str(model_file), sess_options=options, providers=["CPUExecutionProvider"]
