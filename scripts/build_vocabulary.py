@@ -218,6 +218,21 @@ class Source:
     concepts: list[Raw]
 
 
+# The acknowledgement each source asks for, shown with the vocabulary (describe() output, docs).
+NOTICES = {
+    "HP": "This product is using the Human Phenotype Ontology (release {version}). "
+    "Find out more at http://www.human-phenotype-ontology.org",
+    "MONDO": "Mondo Disease Ontology (release {version}), Monarch Initiative, CC BY 4.0 "
+    "(https://creativecommons.org/licenses/by/4.0/); labels, exact synonyms and parents taken unchanged",
+    "DOID": "Human Disease Ontology (release {version}), CC0 1.0; labels taken unchanged",
+    "ICD10CM": "ICD-10-CM ({version}), CDC National Center for Health Statistics, public domain",
+    "DRUG": "Drug names from the Drug Named Entity Recognition dictionary {version} "
+    "(Fast Data Science, MIT), compiled from the DrugBank open vocabulary (CC0 1.0), "
+    "MeSH (U.S. National Library of Medicine), MedlinePlus, the NHS website and Wikipedia (CC BY-SA 4.0)",
+    "UBERON": "Uberon (release {version}), CC BY 3.0 (https://creativecommons.org/licenses/by/3.0/); "
+    "labels, exact synonyms and parents taken unchanged",
+}
+
 _OBO_SYNONYM = re.compile(r'^"((?:[^"\\]|\\.)*)"\s+(EXACT|RELATED|BROAD|NARROW)(?:\s+([A-Za-z_:0-9]+))?\s+\[')
 
 
@@ -455,7 +470,7 @@ def read_icd(wheel: Path) -> Source:
         "icd",
         "ICD10CM",
         "ICD-10-CM tabular list",
-        f"{version} (April 1, 2026 update)",
+        f"FY{version}, April 1, 2026 update",
         "public domain (U.S. government work, CDC National Center for Health Statistics)",
         "https://www.cdc.gov/nchs/icd/icd-10-cm/",
         f"simple-icd-10-cm==1.5.0 (MIT), file {ICD_FILE}",
@@ -757,6 +772,7 @@ def build(sources: list[Source], built: str) -> tuple[dict[str, Any], dict[str, 
                 "url": s.url,
                 "package": s.package,
                 "taken": s.taken,
+                "notice": NOTICES[s.prefix].format(version=s.version),
                 "concepts": per_source[s.prefix]["concepts"],
                 "names": per_source[s.prefix]["names"],
             }

@@ -241,11 +241,10 @@ def version() -> str:
 
 
 def sources() -> tuple[dict[str, str], ...]:
-    """Each source the vocabulary was built from: name, version, licence, url, package."""
-    return tuple(
-        {k: str(v) for k, v in source.items() if k in ("name", "version", "licence", "url", "package")}
-        for source in _vocab().header["sources"]
-    )
+    """Each source the vocabulary was built from: name, version, licence, url, package, and
+    notice (the acknowledgement the source asks for, to show wherever the vocabulary is used)."""
+    keys = ("name", "version", "licence", "url", "package", "notice")
+    return tuple({k: str(v) for k, v in source.items() if k in keys} for source in _vocab().header["sources"])
 
 
 def concepts(phrase: str) -> tuple[str, ...]:
