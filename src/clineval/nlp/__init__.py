@@ -8,7 +8,9 @@
 * :mod:`~clineval.nlp.terms`: normalisation (abbreviations, synonyms), stems, term matching;
 * :mod:`~clineval.nlp.analysis`: one cached analysis per short text;
 * :mod:`~clineval.nlp.null_answers`: null answers ("None.", "NKDA") and their verdicts;
-* :mod:`~clineval.nlp.lexicon`: the word lists.
+* :mod:`~clineval.nlp.lexicon`: the word lists;
+* :mod:`~clineval.nlp.vocabulary`: the compiled clinical vocabulary (HPO, MONDO, the Disease
+  Ontology, ICD-10-CM, drug names, Uberon): names, mentions, concepts and their relations.
 
 Modules are imported on use; only :mod:`~clineval.nlp.embeddings` needs the model weights.
 """
