@@ -125,6 +125,7 @@ COMMON_ZIPF = 4.5  # a one-word name at least this frequent in English is a comm
 LABEL_ZIPF = 6.0  # ... kept only as a concept's preferred label, and then only below this
 PLAIN_ZIPF = 4.0  # capitals-only abbreviations, anatomy and drug names: a stricter bar (see drop_reason)
 CASED_MAX_CHARS = 6
+SHORT_CODE_ZIPF = 5.0  # the words beside a number or a letter in a code-like name ("at 10")
 
 
 # ---------------------------------------------------------------------------------- wheels
@@ -606,6 +607,16 @@ def drop_reason(norm: str, ctx: Context) -> str | None:
     if len(norm) < 3:
         return "shorter than 3 characters"
     if len(tokens) > 1:
+        # "at 10", "2 me", "plan b": numbers or single letters beside nothing but common words
+        # are a code that reads as ordinary text ("5 fu", "OI type 1" have a rarer word and stay)
+        if ctx.kind != "label" and any(t.isdigit() or len(t) == 1 for t in tokens):
+            common = [
+                len(t) > 1 and not t.isdigit() and zipf_frequency(t, "en") >= SHORT_CODE_ZIPF for t in tokens
+            ]
+            if any(common) and all(
+                c or t.isdigit() or len(t) == 1 for c, t in zip(common, tokens, strict=True)
+            ):
+                return "common words with numbers or single letters"
         return None
     zipf = zipf_frequency(norm, "en")
     if zipf >= LABEL_ZIPF:

@@ -300,6 +300,9 @@ def test_icd_variants(build: ModuleType) -> None:
         ("hand", "UBERON", "exact", False, None),  # HPO: "Abnormality of the hand"
         ("wing", "UBERON", "label", False, "common English word, not a body site in HPO or ICD-10-CM"),
         ("a " * 13, "HP", "exact", False, "too long"),
+        ("at-10", "DRUG", "synonym", False, "common words with numbers or single letters"),
+        ("5-fu", "DRUG", "synonym", False, None),
+        ("OI type 1", "MONDO", "exact", False, None),
     ],
 )
 def test_drop_reason(
