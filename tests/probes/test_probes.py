@@ -44,7 +44,6 @@ XFAIL_CLASSES = frozenset(
         "list_item_dropped",
         "yes_no_wrong_answer",
         "abbreviations",
-        "unit_conversion",
         "negative_finding_reworded",
         "stage_short_form",
         "empathy_sentence",

@@ -5,7 +5,17 @@ All functions take text already passed through :func:`clineval.nlp.terms.normali
 "twice a day" arrives as ``twice_daily`` and "Lexapro" as ``escitalopram``.
 
 Units are normalised to a base unit per dimension (mass to grams, volume to litres,
-durations to days) so "0.5 g" equals "500 mg". A :class:`Quantity` also keeps its
+durations to days, concentrations of mass to mg/dL and molar ones to mmol/L, cell counts
+to per microlitre, temperatures to degrees Celsius) so "0.5 g" equals "500 mg" and "95
+g/L" equals "9.5 g/dL". A laboratory value also keeps its *analyte* ("glucose"), which
+links mg/dL and mmol/L by the analyte's standard SI conversion factor: "glucose 10
+mmol/L" is "glucose 180 mg/dL", and an analyte without a known factor is compared in its
+own unit only. Values written in other units agree within the rounding of the conversion
+("101.3 °F" / "38.5 °C", "154 lb" / "70 kg"); in the same unit they must be equal. A
+temperature is read from a named scale ("°F", "degrees Celsius"), from a bare "F" or "C"
+after a temperature word or in the range of a body temperature, and from a number or
+"degrees" after a temperature word ("temp 38.5", "Tmax 102 degrees"); "degrees" alone is
+an angle or an unknown scale. A :class:`Quantity` also keeps its
 *anchor*: the content words just before (and right after) it, such as "lisinopril" in
 "lisinopril 20 mg" or "blood_pressure" in "BP 120/80". Two quantities are about the same
 thing when their dimensions agree and their anchors share a word.
@@ -32,7 +42,11 @@ __all__ = [
     "is_drug",
 ]
 
-# unit text -> (dimension, factor to the base unit)
+# unit text -> (dimension, factor to the base unit). Concentrations of mass share one
+# dimension (base mg/dL, so "9.5 g/dL" is "95 g/L"), and so do molar concentrations (base
+# mmol/L, so "0.106 mmol/L" is "106 µmol/L"); the two meet only through an analyte's molar
+# mass (:data:`_ANALYTE_MMOL_PER_MGDL`). Temperatures are converted to degrees Celsius apart
+# from this table (an offset, not a factor).
 _UNITS: dict[str, tuple[str, float]] = {
     "mcg": ("mass", 1e-6),
     "ug": ("mass", 1e-6),
@@ -67,13 +81,52 @@ _UNITS: dict[str, tuple[str, float]] = {
     "oz": ("volume", 0.0295735),
     "ounces": ("volume", 0.0295735),
     "mg/dl": ("conc_mgdl", 1.0),
-    "g/dl": ("conc_gdl", 1.0),
+    "g/dl": ("conc_mgdl", 1e3),
+    "g/l": ("conc_mgdl", 1e2),
+    "mg/ml": ("conc_mgdl", 1e2),
+    "mg/l": ("conc_mgdl", 1e-1),
+    "mcg/ml": ("conc_mgdl", 1e-1),
+    "ug/ml": ("conc_mgdl", 1e-1),
+    "mcg/dl": ("conc_mgdl", 1e-3),
+    "ug/dl": ("conc_mgdl", 1e-3),
+    "mcg/l": ("conc_mgdl", 1e-4),
+    "ug/l": ("conc_mgdl", 1e-4),
+    "ng/ml": ("conc_mgdl", 1e-4),
+    "ng/dl": ("conc_mgdl", 1e-6),
+    "ng/l": ("conc_mgdl", 1e-7),
+    "pg/ml": ("conc_mgdl", 1e-7),
+    "mol/l": ("conc_mmol", 1e3),
     "mmol/l": ("conc_mmol", 1.0),
     "meq/l": ("conc_mmol", 1.0),
-    "ng/ml": ("conc_ngml", 1.0),
-    "pg/ml": ("conc_pgml", 1.0),
+    "µmol/l": ("conc_mmol", 1e-3),
+    "μmol/l": ("conc_mmol", 1e-3),
+    "umol/l": ("conc_mmol", 1e-3),
+    "mcmol/l": ("conc_mmol", 1e-3),
+    "micromol/l": ("conc_mmol", 1e-3),
+    "nmol/l": ("conc_mmol", 1e-6),
+    "pmol/l": ("conc_mmol", 1e-9),
+    "mmol/mol": ("mmol_per_mol", 1.0),
     "u/l": ("conc_ul", 1.0),
     "iu/l": ("conc_ul", 1.0),
+    # blood cell counts, per microlitre ("150,000/µL", "150 K/µL", "4.1 x10^9/L": see _SCI_COUNT)
+    "/µl": ("count_ul", 1.0),
+    "/μl": ("count_ul", 1.0),
+    "/ul": ("count_ul", 1.0),
+    "/mcl": ("count_ul", 1.0),
+    "/mm3": ("count_ul", 1.0),
+    "cells/µl": ("count_ul", 1.0),
+    "cells/μl": ("count_ul", 1.0),
+    "cells/ul": ("count_ul", 1.0),
+    "cells/mm3": ("count_ul", 1.0),
+    "k/µl": ("count_ul", 1e3),
+    "k/μl": ("count_ul", 1e3),
+    "k/ul": ("count_ul", 1e3),
+    "k/mcl": ("count_ul", 1e3),
+    "ml/min/1.73 m2": ("gfr", 1.0),
+    "ml/min/1.73m2": ("gfr", 1.0),
+    "ml/min/1.73 m²": ("gfr", 1.0),
+    "ml/min/1.73m²": ("gfr", 1.0),
+    "ml/min": ("flow_mlmin", 1.0),
     "mg/kg": ("dose_per_kg", 1.0),
     "mcg/kg": ("dose_per_kg", 1e-3),
     "mmhg": ("pressure", 1.0),
@@ -96,9 +149,25 @@ _UNITS: dict[str, tuple[str, float]] = {
     "in": ("length_in", 0.0254),
     "inch": ("length", 0.0254),
     "inches": ("length", 0.0254),
-    "degrees": ("temperature", 1.0),
+    # temperatures: the scale is read by _temperature (the factor is unused)
+    "degrees fahrenheit": ("temperature", 1.0),
+    "degrees celsius": ("temperature", 1.0),
+    "degrees centigrade": ("temperature", 1.0),
+    "degree fahrenheit": ("temperature", 1.0),
+    "degree celsius": ("temperature", 1.0),
+    "degrees f": ("temperature", 1.0),
+    "degrees c": ("temperature", 1.0),
+    "degree f": ("temperature", 1.0),
+    "degree c": ("temperature", 1.0),
+    "deg f": ("temperature", 1.0),
+    "deg c": ("temperature", 1.0),
+    "fahrenheit": ("temperature", 1.0),
+    "celsius": ("temperature", 1.0),
+    "centigrade": ("temperature", 1.0),
+    "degrees": ("degrees", 1.0),
+    "degree": ("degrees", 1.0),
     "f": ("temperature", 1.0),
-    "c": ("temperature_c", 1.0),
+    "c": ("temperature", 1.0),
     "second": ("time", 1 / 86400),
     "seconds": ("time", 1 / 86400),
     "sec": ("time", 1 / 86400),
@@ -142,25 +211,110 @@ _UNITS: dict[str, tuple[str, float]] = {
     "x": ("count_times", 1.0),
 }
 _UNIT_ALTS = sorted(_UNITS, key=len, reverse=True)
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+# "4.1 x10^9/L", "4.1 × 10(9)/L", "150 x 10^3/µL": a cell count in scientific notation.
+_SCI_COUNT = (
+    r"(?P<sci>(?:[x×*]\s*)?10\s*(?:(?:\^|\*\*?|e)\s*\(?(?P<exp>\d{1,2})\)?|\((?P<exp2>\d{1,2})\)"
+    r"|(?P<exp3>[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2}))\s*/\s*(?P<per>l|µl|μl|ul|mcl|mm3)\b)"
+)
 _QUANTITY_RE = re.compile(
     r"(?<![\w./])(?P<num>\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?)"
     r"(?:\s*(?:-|to)\s*(?P<num2>\d+(?:\.\d+)?))?"
-    r"(?:\s*(?P<unit>" + "|".join(re.escape(u) for u in _UNIT_ALTS) + r")(?![a-z]))?"
+    r"(?:\s*" + _SCI_COUNT + r"|\s*(?P<unit>" + "|".join(re.escape(u) for u in _UNIT_ALTS) + r")(?![a-z]))?"
 )
 _BARE_COMPARABLE = frozenset(
-    {
-        "mass",
-        "units",
-        "percent",
-        "conc_mgdl",
-        "conc_gdl",
-        "conc_mmol",
-        "conc_ngml",
-        "conc_pgml",
-        "conc_ul",
-        "pressure",
-    }
+    {"mass", "units", "percent", "conc_mgdl", "conc_mmol", "conc_ul", "count_ul", "pressure", "temperature"}
 )
+
+# Analyte-specific conversions between a concentration of mass (mg/dL) and a molar one
+# (mmol/L): mmol/L per mg/dL, which is 10 / the molar mass in g/mol. These are the
+# standard SI conversion factors of clinical laboratories (the SI unit tables of the AMA
+# Manual of Style; Young DS, "Implementation of SI units for clinical laboratory data",
+# Ann Intern Med 1987), written in the form they are usually quoted in the comments.
+_ANALYTE_MMOL_PER_MGDL: dict[str, float] = {
+    "glucose": 1 / 18.0,  # mg/dL / 18.0 = mmol/L
+    "creatinine": 0.0884,  # mg/dL x 88.4 = µmol/L
+    "cholesterol": 1 / 38.67,  # total, LDL and HDL cholesterol: mg/dL / 38.67 = mmol/L
+    "triglycerides": 1 / 88.57,  # mg/dL / 88.57 = mmol/L
+    "urea_nitrogen": 0.357,  # BUN mg/dL x 0.357 = urea mmol/L
+    "calcium": 0.2495,  # mg/dL x 0.2495 = mmol/L
+    "magnesium": 0.4114,  # mg/dL x 0.4114 = mmol/L
+    "phosphate": 0.3229,  # phosphorus mg/dL x 0.3229 = mmol/L
+    "bilirubin": 0.0171,  # mg/dL x 17.1 = µmol/L
+    "uric_acid": 0.05948,  # mg/dL x 59.48 = µmol/L
+    "lactate": 0.111,  # mg/dL x 0.111 = mmol/L
+    "hemoglobin": 0.0006206,  # g/dL x 0.6206 = mmol/L (hemoglobin monomer)
+    "iron": 0.1791,  # µg/dL x 0.1791 = µmol/L
+    "vitamin_d": 0.02496,  # 25-hydroxyvitamin D ng/mL x 2.496 = nmol/L
+    "vitamin_b12": 0.007378,  # pg/mL x 0.7378 = pmol/L
+    "folate": 0.02266,  # ng/mL x 2.266 = nmol/L
+    "thyroxine": 0.01287,  # (free) T4 ng/dL x 12.87 = pmol/L
+    "cortisol": 0.02759,  # µg/dL x 27.59 = nmol/L
+    "testosterone": 0.0347,  # ng/dL x 0.0347 = nmol/L
+    "ammonia": 0.5872,  # µg/dL x 0.5872 = µmol/L
+    "ethanol": 0.2171,  # mg/dL x 0.2171 = mmol/L
+}
+# HbA1c as NGSP/DCCT percent and as IFCC mmol/mol (the IFCC-NGSP master equation,
+# NGSP % = 0.09148 x IFCC + 2.152): an offset as well as a factor.
+_A1C_SLOPE, _A1C_OFFSET = 0.09148, 2.152
+# The words (normalised tokens) that name each analyte; the nearest before a value wins.
+_ANALYTE_WORDS: dict[str, str] = {
+    "glucose": "glucose",
+    "sugar": "glucose",
+    "fbg": "glucose",
+    "fpg": "glucose",
+    "creatinine": "creatinine",
+    "cr": "creatinine",
+    "scr": "creatinine",
+    "cholesterol": "cholesterol",
+    "ldl": "cholesterol",
+    "hdl": "cholesterol",
+    "triglycerides": "triglycerides",
+    "triglyceride": "triglycerides",
+    "tg": "triglycerides",
+    "bun": "urea_nitrogen",
+    "urea": "urea_nitrogen",
+    "calcium": "calcium",
+    "ca": "calcium",
+    "magnesium": "magnesium",
+    "phosphorus": "phosphate",
+    "phosphate": "phosphate",
+    "bilirubin": "bilirubin",
+    "tbili": "bilirubin",
+    "uric acid": "uric_acid",
+    "urate": "uric_acid",
+    "lactate": "lactate",
+    "lactic acid": "lactate",
+    "hemoglobin": "hemoglobin",
+    "hb": "hemoglobin",
+    "iron": "iron",
+    "vitamin d": "vitamin_d",
+    "vitamin_d": "vitamin_d",
+    "hydroxyvitamin d": "vitamin_d",
+    "25 oh d": "vitamin_d",
+    "b12": "vitamin_b12",
+    "cobalamin": "vitamin_b12",
+    "folate": "folate",
+    "folic acid": "folate",
+    "ft4": "thyroxine",
+    "t4": "thyroxine",
+    "thyroxine": "thyroxine",
+    "cortisol": "cortisol",
+    "testosterone": "testosterone",
+    "ammonia": "ammonia",
+    "ethanol": "ethanol",
+    "alcohol": "ethanol",
+    "hemoglobin_a1c": "hemoglobin_a1c",
+}
+# Words after which a bare number or "degrees" is a body temperature ("temp 38.5", "T
+# 101.3", "fever to 39", "Tmax 102 degrees"), as normalised ("temp", "tmax" ->
+# "temperature", "febrile", "pyrexia" -> "fever").
+_TEMPERATURE_CUES = frozenset(
+    {"temperature", "fever", "afebrile", "febrile", "t", "hyperthermia", "hypothermia", "hyperpyrexia"}
+)
+# Plausible readings of a number written without a scale ("38.5", "101.3 degrees").
+_FAHRENHEIT_RANGE, _CELSIUS_RANGE = (86.0, 113.0), (25.0, 45.0)
+
 # "7 out of 10", "7/10": a rating; "on a scale of 1 to 10" only defines the scale.
 _SCORE_RE = re.compile(r"\b(\d{1,2})\s*(?:out\s+of|/)\s*10\b")
 _SCALE_RE = re.compile(r"\bscale\s+(?:of|from)\s+\d+\s*(?:-|to)\s*\d+\b")
@@ -233,15 +387,58 @@ _SIDE_WORDS = {
 
 def _same_unit(a: Quantity, b: Quantity) -> bool:
     """Whether two quantities were written in the same unit (their values and raw numbers
-    stand in the same ratio)."""
+    stand in the same ratio; temperatures on the same scale)."""
+    if a.dimension == "temperature" or b.dimension == "temperature":
+        return a.unit == b.unit
     if not a.raw or not b.raw or not a.raw[0] or not b.raw[0]:
         return True
     return abs(a.values[0] / a.raw[0] - b.values[0] / b.raw[0]) <= 1e-9 * max(1.0, a.values[0] / a.raw[0])
 
 
+def _converted(
+    q: Quantity, dimension: str, analyte: str | None
+) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """``q``'s values (and precisions) in ``dimension``, through its analyte's conversion
+    (mg/dL and mmol/L of glucose, % and mmol/mol of HbA1c); ``None`` when there is none."""
+    if analyte is None or q.analyte != analyte:
+        return None
+    pair = (q.dimension, dimension)
+    factor = _ANALYTE_MMOL_PER_MGDL.get(analyte)
+    if factor is not None and pair in (("conc_mgdl", "conc_mmol"), ("conc_mmol", "conc_mgdl")):
+        scale = factor if pair[0] == "conc_mgdl" else 1 / factor
+        return tuple(v * scale for v in q.values), tuple(p * scale for p in q.precision)
+    if analyte == "hemoglobin_a1c" and pair == ("mmol_per_mol", "percent"):
+        return (
+            tuple(v * _A1C_SLOPE + _A1C_OFFSET for v in q.values),
+            tuple(p * _A1C_SLOPE for p in q.precision),
+        )
+    if analyte == "hemoglobin_a1c" and pair == ("percent", "mmol_per_mol"):
+        return (
+            tuple((v - _A1C_OFFSET) / _A1C_SLOPE for v in q.values),
+            tuple(p / _A1C_SLOPE for p in q.precision),
+        )
+    return None
+
+
+# Rounding allowed between two values written in other units: the conversion factor may be
+# quoted to fewer digits (2.2 lb/kg, 18 for glucose), within 2 %; and either value may be
+# rounded to the digits it shows ("101 °F" for 38.5 °C), up to 5 % of the value. A
+# temperature scale is exact, so there only the digits count.
+_CONVERSION_SLACK = 0.02
+_ROUNDING_CAP = 0.05
+
+
+def _agree(a: float, b: float, ha: float, hb: float, *, exact_scale: bool) -> bool:
+    slack = 0.0 if exact_scale else _CONVERSION_SLACK * max(abs(a), abs(b))
+    if not exact_scale:
+        ha, hb = min(ha, _ROUNDING_CAP * abs(a)), min(hb, _ROUNDING_CAP * abs(b))
+    return abs(a - b) <= max(slack, ha, hb) + 1e-9 * max(1.0, abs(a), abs(b))
+
+
 @dataclass(frozen=True)
 class Quantity:
-    """A number with its unit, normalised: ``values`` in the base unit of ``dimension``."""
+    """A number with its unit, normalised: ``values`` in the base unit of ``dimension``
+    (a temperature in degrees Celsius)."""
 
     dimension: str
     values: tuple[float, ...]
@@ -256,44 +453,101 @@ class Quantity:
     bound: str | None = None
     """A limit rather than a value: ``upper`` ("up to 72 hours", "no more than 4 g") or
     ``lower`` ("more than 3 days", "at least 4")."""
+    unit: str = ""
+    """The unit as written, lower case ("mg/dl"); for a temperature its scale, ``f`` or
+    ``c``. Empty for a bare number."""
+    precision: tuple[float, ...] = ()
+    """Half a unit of the last digit written of each value, in the base unit ("38.5 °C":
+    0.05; "101 °F": 0.28): how far rounding may have moved it."""
+    analyte: str | None = None
+    """The laboratory analyte the value measures, when a known one is named just before it
+    ("glucose", "creatinine", "hemoglobin_a1c"): it decides conversions between mg/dL
+    and mmol/L, which depend on the analyte."""
 
     def comparable(self, other: Quantity) -> bool:
-        """Same dimension, or one side a bare number (compared as written) and the other a
-        dose, percentage or lab value ("A1c 8" and "A1c 8%"), not a duration or an age."""
+        """Same dimension; or one side a bare number (compared as written) and the other a
+        dose, percentage, lab value or temperature ("A1c 8" and "A1c 8%"), not a duration
+        or an age; or the same analyte in units its conversion links ("glucose 10 mmol/L"
+        and "glucose 180 mg/dL"; not an analyte without a known conversion)."""
         if self.dimension == other.dimension:
             return True
         if "number" not in (self.dimension, other.dimension):
-            return False
+            return _converted(other, self.dimension, self.analyte) is not None
         unit = other.dimension if self.dimension == "number" else self.dimension
         return unit in _BARE_COMPARABLE
 
     def same_value(self, other: Quantity) -> bool:
+        """The same value, or ranges that agree. In the same unit the numbers must be equal;
+        durations in other units agree within 10 %; other units within the rounding of a
+        conversion (see :func:`_agree`): "101.3 °F" is "38.5 °C", "154 lb" is "70 kg",
+        "glucose 10 mmol/L" is "glucose 180 mg/dL", but "39.5 °C" is not "38.5 °C" and
+        "0.5 mg" is not "5 mg". A bare number is compared as written, and as thousands
+        per microlitre against a cell count ("platelets 150" / "150,000/µL")."""
         if (self.vague or other.vague) and self.dimension == other.dimension:
             # "a few days" agrees with "2-3 days" and with "several days", not with "3 weeks".
             (low, high), values = (self.values, other.values) if self.vague else (other.values, self.values)
             if self.vague and other.vague:
                 return not (other.values[1] < low or other.values[0] > high)
             return all(low - 1e-9 <= v <= high + 1e-9 for v in values)
+        mine_precision: tuple[float, ...] = self.precision
+        theirs_precision: tuple[float, ...] = other.precision
+        bare = "number" in (self.dimension, other.dimension) and self.dimension != other.dimension
         if self.dimension == other.dimension:
             mine, theirs = self.values, other.values
-        else:
+        elif bare:
             mine, theirs = self.raw or self.values, other.raw or other.values
+            if "count_ul" in (self.dimension, other.dimension) and len(mine) == len(theirs) == 1:
+                # "platelets 150": thousands per microlitre, as counts are reported
+                count, number = (self, other) if self.dimension == "count_ul" else (other, self)
+                if abs(number.values[0] * 1000 - count.values[0]) <= 1e-9 * max(1.0, count.values[0]):
+                    return True
+        else:
+            converted = _converted(other, self.dimension, self.analyte)
+            if converted is None:
+                return False
+            mine, (theirs, theirs_precision) = self.values, converted
         if len(mine) != len(theirs):
             # One value against a range ("4 hours" / "4 to 72 hours"): consistent when inside it.
             if self.dimension != "pressure" and {len(mine), len(theirs)} == {1, 2}:
                 value, (low, high) = (mine[0], theirs) if len(mine) == 1 else (theirs[0], mine)
                 return min(low, high) - 1e-9 <= value <= max(low, high) + 1e-9
             return False
-        # Durations in other units are as exact as the calendar: "12 months" is "1 year",
-        # "8 weeks" is "2 months" (within 10 %); in the same unit, the same number.
-        # rounding in a conversion ("154 lb" is 69.9 kg); calendars are rougher
-        rough = 0.1 if self.dimension in ("time", "age") else 0.02
-        close = 1e-6 if _same_unit(self, other) else rough
-        return all(abs(a - b) <= close * max(1.0, abs(a), abs(b)) for a, b in zip(mine, theirs, strict=True))
+        if bare:
+            # as written; within 2 % (a bare number's unit is unknown)
+            return all(
+                abs(a - b) <= _CONVERSION_SLACK * max(abs(a), abs(b)) + 1e-9
+                for a, b in zip(mine, theirs, strict=True)
+            )
+        if self.dimension == other.dimension and _same_unit(self, other):
+            # in the same unit, the same number
+            return all(
+                abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)) for a, b in zip(mine, theirs, strict=True)
+            )
+        if self.dimension in ("time", "age"):
+            # Durations in other units are as exact as the calendar: "12 months" is "1 year",
+            # "8 weeks" is "2 months" (within 10 %).
+            return all(
+                abs(a - b) <= 0.1 * max(1.0, abs(a), abs(b)) for a, b in zip(mine, theirs, strict=True)
+            )
+        exact_scale = self.dimension == "temperature"
+        return all(
+            _agree(a, b, ha, hb, exact_scale=exact_scale)
+            for a, b, ha, hb in zip(
+                mine,
+                theirs,
+                _padded(mine_precision, len(mine)),
+                _padded(theirs_precision, len(theirs)),
+                strict=True,
+            )
+        )
 
     def key(self) -> str:
         """A term standing for this quantity in coverage ("q:mass:0.02")."""
         return "q:" + self.dimension + ":" + "/".join(f"{v:.6g}" for v in self.values)
+
+
+def _padded(precision: tuple[float, ...], n: int) -> tuple[float, ...]:
+    return precision if len(precision) == n else (0.0,) * n
 
 
 @dataclass(frozen=True)
@@ -453,33 +707,142 @@ def extract_quantities(normalized: str) -> list[Quantity]:
     for match in _QUANTITY_RE.finditer(normalized):
         if any(a <= match.start() < b for a, b in taken):
             continue
-        num, num2, unit = match.group("num"), match.group("num2"), match.group("unit")
-        if "/" in num:
-            parts = tuple(float(p) for p in num.split("/"))
-            dimension = (
-                "pressure" if unit in (None, "mmhg") and len(parts) == 2 and parts[0] > parts[1] else "ratio"
-            )
-            if len(parts) == 2 and parts[0] <= 12 and parts[1] <= 31 and dimension == "ratio":
-                continue  # "3/5" is more likely a date or a score than a measurement
-            values = raw = parts
-        else:
-            values = raw = (float(num),) if num2 is None else (float(num), float(num2))
-            if unit is not None:
-                dimension, factor = _UNITS[unit]
-                values = tuple(v * factor for v in values)
-            else:
-                dimension = "number"
-        if _YEAR_RE.fullmatch(num) and unit is None:
-            continue  # years are dates, handled by extract_dates
-        anchor = _anchor(normalized, match.start(), match.end())
-        if dimension == "number" and not anchor:
-            continue
-        bound = _bound(normalized[: match.start()])
-        found.append(
-            Quantity(dimension, values, match.group(0).strip(), match.start(), anchor, raw, bound=bound)
-        )
+        quantity = _quantity(normalized, match)
+        if quantity is not None:
+            found.append(quantity)
     found.sort(key=lambda q: q.start)
     return found
+
+
+def _half_unit(number: str) -> float:
+    """Half a unit of the last digit written ("38.5": 0.05, "101": 0.5)."""
+    return 0.5 * 10.0 ** -len(number.partition(".")[2])
+
+
+def _quantity(normalized: str, match: re.Match[str]) -> Quantity | None:
+    """The quantity of one match of :data:`_QUANTITY_RE`, or ``None`` for a number that is
+    not one (a date-like "3/5", a year, a bare number with no anchor)."""
+    num, num2, unit = match.group("num"), match.group("num2"), match.group("unit")
+    numbers = (num,) if num2 is None else (num, num2)
+    end = match.end()
+    scale = ""
+    factor = 1.0
+    if "/" in num:
+        parts = tuple(float(p) for p in num.split("/"))
+        dimension = (
+            "pressure" if unit in (None, "mmhg") and len(parts) == 2 and parts[0] > parts[1] else "ratio"
+        )
+        if len(parts) == 2 and parts[0] <= 12 and parts[1] <= 31 and dimension == "ratio":
+            return None  # "3/5" is more likely a date or a score than a measurement
+        values = raw = parts
+        numbers = tuple(num.split("/"))
+    else:
+        values = raw = tuple(float(n) for n in numbers)
+        if match.group("sci") is not None:
+            exponent = (match.group("exp") or match.group("exp2") or match.group("exp3")).translate(
+                _SUPERSCRIPTS
+            )
+            dimension, unit = "count_ul", match.group("sci").replace(" ", "")
+            factor = 10.0 ** int(exponent) * (1e-6 if match.group("per") == "l" else 1.0)
+        elif unit is not None:
+            dimension, factor = _UNITS[unit]
+        else:
+            dimension = "number"
+        if dimension in ("temperature", "degrees", "number"):
+            scale = _temperature_scale(normalized, match.start(), unit, values)
+            if scale:
+                dimension = "temperature"
+            elif unit in ("f", "c"):
+                # a letter that is no temperature scale here: the number stands alone
+                unit, dimension = None, "number"
+                end = match.end("num2") if num2 is not None else match.end("num")
+        if _YEAR_RE.fullmatch(num) and dimension == "number":
+            return None  # years are dates, handled by extract_dates
+        if scale == "f":
+            values = tuple((v - 32.0) * 5.0 / 9.0 for v in values)
+            factor = 5.0 / 9.0
+        elif dimension != "temperature":
+            values = tuple(v * factor for v in values)
+    anchor = _anchor(normalized, match.start(), end)
+    if dimension == "number" and not anchor:
+        return None
+    return Quantity(
+        dimension,
+        values,
+        normalized[match.start() : end].strip(),
+        match.start(),
+        anchor,
+        raw,
+        bound=_bound(normalized[: match.start()]),
+        unit=scale or unit or "",
+        precision=tuple(_half_unit(n) * factor for n in numbers),
+        analyte=_analyte(normalized, match.start(), end),
+    )
+
+
+_FAHRENHEIT_UNITS = frozenset(
+    u for u in _UNITS if u.endswith(("f", "fahrenheit")) and _UNITS[u][0] == "temperature"
+)
+_CELSIUS_UNITS = frozenset(u for u in _UNITS if _UNITS[u][0] == "temperature") - _FAHRENHEIT_UNITS
+
+
+def _temperature_scale(normalized: str, start: int, unit: str | None, values: tuple[float, ...]) -> str:
+    """``f`` or ``c`` when the number at ``start`` is a temperature on that scale, else "".
+
+    A scale named in full ("degrees F", "°C", "Celsius") is one. A bare letter ("38.5C",
+    "101.3 F") is one after a temperature word or in the range of a body temperature;
+    "degrees" alone, and a number without a unit, only after a temperature word ("temp
+    38.5", "T 101.3", "fever to 39 degrees"), on the scale its value fits."""
+    cue = _after_temperature_cue(normalized, start)
+    if unit in ("f", "c"):
+        low, high = _FAHRENHEIT_RANGE if unit == "f" else _CELSIUS_RANGE
+        return unit if cue or all(low <= v <= high for v in values) else ""
+    if unit in _FAHRENHEIT_UNITS:
+        return "f"
+    if unit in _CELSIUS_UNITS:
+        return "c"
+    if not cue:
+        return ""
+    if all(_FAHRENHEIT_RANGE[0] <= v <= _FAHRENHEIT_RANGE[1] for v in values):
+        return "f"
+    if all(_CELSIUS_RANGE[0] <= v <= _CELSIUS_RANGE[1] for v in values):
+        return "c"
+    return ""
+
+
+def _after_temperature_cue(normalized: str, start: int) -> bool:
+    """The nearest word before ``start`` (past stopwords and ":" or ",") names a body
+    temperature ("temperature", "fever", "T")."""
+    for token in reversed(tokenize(normalized[max(0, start - 60) : start])):
+        if token.kind == "word" and token.text in _TEMPERATURE_CUES:
+            return True
+        if token.kind == "punct" and token.text in ":,":
+            continue
+        if token.kind == "word" and (is_stopword(token) or token.text in ("max", "maximum", "peak", "oral")):
+            continue
+        return False
+    return False
+
+
+_ANALYTE_RE = re.compile(
+    r"(?<![\w-])(?:"
+    + "|".join(re.escape(w) for w in sorted(_ANALYTE_WORDS, key=len, reverse=True))
+    + r")(?![\w-])"
+)
+
+
+def _analyte(normalized: str, start: int, end: int) -> str | None:
+    """The analyte named nearest before a value in its sentence (within 60 characters and
+    not past ";" or "."), else right after it (within 20 characters)."""
+    before = normalized[max(0, start - 60) : start]
+    cut = max(before.rfind(";"), before.rfind(". "))
+    hits = list(_ANALYTE_RE.finditer(before[cut + 1 :]))
+    if hits:
+        return _ANALYTE_WORDS[hits[-1].group(0)]
+    after = normalized[end : end + 20]
+    after = re.split(r"[;,.(]", after, maxsplit=1)[0]
+    hit = _ANALYTE_RE.search(after)
+    return _ANALYTE_WORDS[hit.group(0)] if hit else None
 
 
 def extract_frequencies(normalized: str) -> list[tuple[str, float, frozenset[str]]]:
