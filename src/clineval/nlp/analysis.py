@@ -15,9 +15,10 @@ where notes put aliases ("permethrin (Elimite)"); quantities and dates weigh 1.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from clineval.nlp import vocabulary
 from clineval.nlp.assertions import AssertionResult, Status, detect_assertions
 from clineval.nlp.clinical import (
     DateMention,
@@ -182,6 +183,57 @@ def is_problem_term(term: str) -> bool:
 
 
 @dataclass(frozen=True)
+class ConceptMention:
+    """A name of the clinical vocabulary (:mod:`clineval.nlp.vocabulary`) in a text: a
+    disease, finding, drug or body part, with the content terms it covers."""
+
+    start: int
+    end: int
+    """Character offsets in the analysis' ``normalized`` text."""
+    ids: tuple[str, ...]
+    type: str
+    terms: tuple[str, ...]
+    surface: str
+
+
+_CONCEPT_TYPES = frozenset({"disease", "phenotype", "drug", "anatomy"})
+_ARTICLES = re.compile(r"(?<=\bof) (?:the|a|an)\b")
+
+
+def concept_mentions(
+    normalized: str, term_spans: dict[str, tuple[int, int]], original: str = ""
+) -> tuple[ConceptMention, ...]:
+    """The vocabulary's diseases, findings, drugs and body parts named in ``normalized``
+    (longest match first), each with the content terms inside it; plus the abbreviations
+    the vocabulary knows in capitals only ("GAD", "PE", "CBT"), found in ``original`` (the
+    text before normalisation lower-cased it). Empty when the vocabulary file is missing."""
+    # Articles inside a name ("the tail of the pancreas") are blanked, not removed, so that
+    # offsets stay those of ``normalized``.
+    blanked = _ARTICLES.sub(lambda m: " " * len(m.group()), normalized)
+    try:
+        found = [(m.start, m.end, m) for m in vocabulary.mentions(blanked)]
+        taken = [(a, b) for a, b, _ in found]
+        for m in vocabulary.mentions(original) if original else ():
+            if any(c.islower() for c in m.surface):
+                continue
+            for hit in re.finditer(r"(?<!\w)" + re.escape(m.surface.lower()) + r"(?!\w)", normalized):
+                a, b = hit.span()
+                if not any(x < b and a < y for x, y in taken):
+                    found.append((a, b, m))
+                    taken.append((a, b))
+    except vocabulary.VocabularyMissing:
+        return ()
+    out = []
+    for a_, b_, m in sorted(found, key=lambda x: x[0]):
+        if m.type not in _CONCEPT_TYPES:
+            continue
+        terms = tuple(t for t, (a, b) in term_spans.items() if a_ <= a and b <= b_)
+        if terms:
+            out.append(ConceptMention(a_, b_, tuple(m.concepts), m.type, terms, normalized[a_:b_]))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class Analysis:
     """What the matching rules need to know about one text."""
 
@@ -209,6 +261,8 @@ class Analysis:
     """The word (as normalised) behind each word term, e.g. "coughing" for "cough"."""
     parenthetical: frozenset[str] = frozenset()
     """Terms mentioned only inside parentheses (aliases: "permethrin (Elimite)")."""
+    concepts: tuple[ConceptMention, ...] = ()
+    """The clinical vocabulary's concepts named in the text (:func:`concept_mentions`)."""
 
     @property
     def key_terms(self) -> tuple[str, ...]:
@@ -332,6 +386,7 @@ def analyze(text: str) -> Analysis:
         term_spans=term_spans,
         surface=surface,
         parenthetical=frozenset(t for t in terms if t not in outside and not t.startswith(("q:", "d:"))),
+        concepts=concept_mentions(normalized, term_spans, content),
     )
 
 
@@ -393,6 +448,7 @@ def _status_at(assertions: AssertionResult, offset: int) -> frozenset[Status]:
 
 def merge(first: Analysis, second: Analysis) -> Analysis:
     """One analysis for two texts read together (for a claim stated across two sentences)."""
+    shift = len(first.normalized) + 1
     terms = list(first.terms) + [t for t in second.terms if t not in first.weights]
     weights = {**second.weights, **first.weights}
     status: dict[str, frozenset[Status]] = {}
@@ -415,4 +471,6 @@ def merge(first: Analysis, second: Analysis) -> Analysis:
         assertions=first.assertions,
         negation_head={**second.negation_head, **first.negation_head},
         implied=first.implied | second.implied,
+        concepts=first.concepts
+        + tuple(replace(c, start=c.start + shift, end=c.end + shift) for c in second.concepts),
     )

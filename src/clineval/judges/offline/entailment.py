@@ -47,9 +47,11 @@ from itertools import combinations
 import numpy as np
 
 from clineval.judges.offline.alignment import View, build_views, soft_scores, stack
+from clineval.judges.offline.decision import DecisionModel, Signals
 from clineval.judges.offline.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from clineval.judges.primitives import Verdict
-from clineval.nlp.analysis import Analysis, is_key_term, is_problem_term, merge
+from clineval.nlp import vocabulary
+from clineval.nlp.analysis import Analysis, ConceptMention, is_key_term, is_problem_term, merge
 from clineval.nlp.assertions import Status
 from clineval.nlp.clinical import DateMention, drug_role, is_drug
 from clineval.nlp.embeddings import FloatArray, SentenceEncoder, combine
@@ -367,6 +369,17 @@ def _compare(
                 comp.strict_missing.append(term)
         else:
             comp.matched[term] = hit
+    # A disease, finding, drug or body part of the clinical vocabulary is stated when the
+    # span names the same concept in other words ("heart attack" / "myocardial infarction",
+    # a brand for its generic) or a narrower one ("type 2 diabetes" states "diabetes").
+    for mention, hit in _concepts_stated(a, span).items():
+        for term in mention.terms:
+            if term in comp.missing:
+                comp.missing.remove(term)
+                for lst in (comp.missing_keys, comp.strict_missing):
+                    if term in lst:
+                        lst.remove(term)
+                comp.matched[term] = hit
     # An exclusive qualifier the span does not state, where the span states its opposite
     # ("continued" / "held", "lower" / "raise"), is missing as a clinical term is: never made
     # up by other words, even when the span is too far from the claim for a conflict.
@@ -415,6 +428,70 @@ def _compare(
     if (conflicts or polarity) and comp.conflict is None and comp.hedge is None:
         _check_advice_against(a, span, comp)
     return comp
+
+
+def _concepts_stated(claim: Analysis, span: Analysis) -> dict[ConceptMention, str]:
+    """The claim's vocabulary concepts the span states as the same concept or a narrower one,
+    each with a span term that names it."""
+    out: dict[ConceptMention, str] = {}
+    for mine in claim.concepts:
+        for theirs in span.concepts:
+            if vocabulary.relation(theirs.ids, mine.ids) in ("same", "narrower"):
+                out[mine] = theirs.terms[0]
+                break
+    return out
+
+
+_KIND_OF_CONCEPT = {"disease": "diagnosis", "phenotype": "diagnosis", "drug": "drug", "anatomy": "body site"}
+
+
+def _check_concept_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Thresholds) -> None:
+    """The claim names a disease, finding, drug or body part where the span, about the same
+    thing, names another of its kind that the vocabulary files beside it, under the same
+    parent: type 1 / type 2 diabetes mellitus, ischaemic / haemorrhagic stroke, upper /
+    lower lobe, penicillin / cephalosporin. Only one such rival (two or more: the claim's
+    item is missing from a list, not replaced); a body part only inside a finding or
+    diagnosis; not in general medical knowledge, where another item adds to a list."""
+    if not claim.concepts or not span.concepts:
+        return
+    stated = _concepts_stated(claim, span)
+    general = _generic(claim) or _generic(span)
+    has_problem = any(c.type in ("disease", "phenotype") for c in claim.concepts)
+    used = set(comp.matched.values())
+    for mine in claim.concepts:
+        if mine in stated or all(term in comp.matched for term in mine.terms):
+            continue
+        if _polarity_of(claim, mine.terms[0]) != "affirmed":
+            continue
+        kind = _KIND_OF_CONCEPT[mine.type]
+        if kind == "body site" and not (has_problem or _DIAGNOSTIC.search(claim.normalized)):
+            continue
+        if general and kind != "body site":
+            continue
+        rivals = [
+            theirs
+            for theirs in span.concepts
+            if _KIND_OF_CONCEPT[theirs.type] == kind
+            and not all(term in used for term in theirs.terms)
+            and _polarity_of(span, theirs.terms[0]) == "affirmed"
+            and vocabulary.relation(mine.ids, theirs.ids) == "sibling"
+            and not any(
+                vocabulary.relation(theirs.ids, c.ids) is not None for c in claim.concepts if c != mine
+            )
+        ]
+        if len({r.ids for r in rivals}) != 1:
+            continue
+        exclude = set(mine.terms) | set(rivals[0].terms)
+        if _about_same(claim, comp, exclude, t) and (
+            (comp.rest_coverage >= t.substitution_coverage and comp.similarity >= t.substitution_similarity)
+            or comp.rest_coverage >= 0.999
+        ):
+            comp.conflict = (
+                f"substitution ({kind}): '{mine.surface.replace('_', ' ')}' in the claim, "
+                f"'{rivals[0].surface.replace('_', ' ')}' in the evidence "
+                "(two of one kind in the clinical vocabulary)"
+            )
+            return
 
 
 def _check_advice_against(claim: Analysis, span: Analysis, comp: Comparison) -> None:
@@ -551,6 +628,8 @@ def _check_conflicts(claim: Analysis, span: Analysis, comp: Comparison, t: Thres
     if shared and _polarity_conflict(claim, span, comp, shared, generic, t):
         return
     _check_normality(claim, span, comp)
+    if comp.conflict is None:
+        _check_concept_substitution(claim, span, comp, t)
     if comp.conflict is not None:
         comp.hedge = comp.hedge_polarity = None
         return
@@ -1108,6 +1187,9 @@ class _Decision:
     ties go to the higher support."""
     verdict: Verdict
     support: float
+    comp: Comparison | None = None
+    fitted: bool = False
+    """The label may be decided by the fitted decision (not a conflict or assertion check)."""
 
 
 def _fmt(x: float) -> str:
@@ -1136,6 +1218,17 @@ def _describe_missing(comp: Comparison) -> str:
 
 
 def _decide(comp: Comparison, claim: Analysis, t: Thresholds) -> _Decision:
+    decision = _decide_by_rules(comp, claim, t)
+    decision.comp = comp
+    # Conflicts and the assertion checks (hedged, conditional, resolved) decide by themselves;
+    # an opposite polarity that is not a contradiction is a signal for the fitted decision.
+    decision.fitted = decision.verdict.reason != "incorrect" and (
+        comp.hedge is None or _opposite_polarity(comp)
+    )
+    return decision
+
+
+def _decide_by_rules(comp: Comparison, claim: Analysis, t: Thresholds) -> _Decision:
     sim = comp.similarity
     support = comp.support
     stats = f"support {_fmt(support)}, similarity {_fmt(sim)}"
@@ -1272,8 +1365,15 @@ def check_claims(
     evidence: str,
     encoder: SentenceEncoder,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    decision: DecisionModel | None = None,
+    signals_out: list[Signals | None] | None = None,
 ) -> list[Verdict]:
-    """One verdict per claim, in order (see the module docstring)."""
+    """One verdict per claim, in order (see the module docstring).
+
+    ``decision``: the fitted decision that labels and grades what no conflict or assertion
+    check decided (``None``: the rule thresholds alone). ``signals_out``, when given, a list
+    as long as ``claims``, receives each claim's :class:`Signals` (``None`` where a check
+    decided), for fitting the decision."""
     t = thresholds
     units = evidence_units(evidence) if evidence and evidence.strip() else []
     if not units:
@@ -1302,13 +1402,74 @@ def check_claims(
             )
             continue
         sims = unit_vectors @ view.vector
-        verdicts.append(_check_one(view, sims, unit_vectors, ev, t))
+        best, signals = _check_one(view, sims, unit_vectors, ev, t)
+        if signals_out is not None:
+            signals_out[i] = signals
+        verdicts.append(_apply(decision, best, signals))
     return verdicts
+
+
+def _opposite_polarity(comp: Comparison) -> bool:
+    return comp.hedge_polarity is not None and set(comp.hedge_polarity) == {"affirmed", "negated"}
+
+
+def _signals(claim: Analysis, best: _Decision, max_similarity: float) -> Signals | None:
+    """The signals of the comparison that decided, when the fitted decision may decide."""
+    comp = best.comp
+    if comp is None or not best.fitted:
+        return None
+    total = claim.total_weight or 1.0
+    keys = claim.key_terms
+    label = best.verdict.label
+    return Signals(
+        support=comp.support,
+        graded=comp.graded,
+        coverage=comp.coverage,
+        similarity=comp.similarity,
+        max_similarity=max_similarity,
+        strict_missing=min(1.0, sum(claim.weights.get(x, 0.0) for x in comp.strict_missing) / total),
+        key_matched=(sum(k in comp.matched for k in keys) / len(keys)) if keys else 1.0,
+        has_key=1.0 if keys else 0.0,
+        number_missing=1.0 if any(x.startswith(("q:", "n:", "d:")) for x in comp.missing) else 0.0,
+        concept_missing=(
+            sum(not all(term in comp.matched for term in c.terms) for c in claim.concepts)
+            / len(claim.concepts)
+            if claim.concepts
+            else 0.0
+        ),
+        opposite_polarity=1.0 if _opposite_polarity(comp) else 0.0,
+        whole=1.0 if comp.whole else 0.0,
+        paired=1.0 if not comp.single and not comp.whole else 0.0,
+        length=float(np.log1p(len(claim.terms))),
+        rule_entailed=1.0 if label == "entailed" else 0.0,
+        rule_partial=1.0 if label == "partial" else 0.0,
+    )
+
+
+def _apply(decision: DecisionModel | None, best: _Decision, signals: Signals | None) -> Verdict:
+    """The verdict: a conflict or assertion check decides by itself; otherwise the fitted
+    decision, where one is given, decides the label and grades the support."""
+    verdict = best.verdict
+    if decision is None or signals is None:
+        return verdict
+    p = decision.probability(signals)
+    label = decision.label(p, signals)
+    rule = verdict.explanation.split("; support ")[0]
+    stats = f"support {_fmt(signals.support)}, similarity {_fmt(signals.similarity)}"
+    explanation = f"fitted decision: P(entailed) {p:.2f} ({rule}; {stats})"
+    update: dict[str, object] = {"label": label, "support": round(p, 4), "explanation": explanation}
+    if label == "entailed":
+        update["reason"] = None
+    else:
+        update["reason"] = verdict.reason if verdict.reason not in (None, "incorrect") else "missing"
+    if label == "not_entailed" and not verdict.evidence:
+        update["evidence"] = ""
+    return verdict.model_copy(update=update)
 
 
 def _check_one(
     claim: View, sims: FloatArray, unit_vectors: FloatArray, ev: _Evidence, t: Thresholds
-) -> Verdict:
+) -> tuple[_Decision, Signals | None]:
     a = claim.analysis
     units = ev.units
     k = min(t.top_k, len(units))
@@ -1384,6 +1545,8 @@ def _check_one(
                     }
                 ),
                 decision.support,
+                decision.comp,
+                decision.fitted,
             )
         if decision.rank > best.rank or (
             decision.rank == best.rank and decision.support > best.support + 0.05
@@ -1391,4 +1554,4 @@ def _check_one(
             best = decision
         elif best.rank != 1 and best.verdict.support is not None and decision.support > best.verdict.support:
             best.verdict = best.verdict.model_copy(update={"support": decision.support})
-    return best.verdict
+    return best, _signals(a, best, float(sims.max()))

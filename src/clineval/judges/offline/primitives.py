@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from clineval.judges.offline import conversation, entailment, facts, relevance
+from clineval.judges.offline.decision import DecisionModel, Signals, packaged_decision
 from clineval.judges.offline.thresholds import DEFAULT_THRESHOLDS, HEURISTIC_VERSION, Thresholds
 from clineval.judges.primitives import (
     DEFAULT_CATEGORIES,
@@ -40,9 +41,15 @@ class OfflinePrimitives:
     thread-safe, so calls may run concurrently.
     """
 
-    def __init__(self, thresholds: Thresholds = DEFAULT_THRESHOLDS, encoder: SentenceEncoder | None = None):
+    def __init__(
+        self,
+        thresholds: Thresholds = DEFAULT_THRESHOLDS,
+        encoder: SentenceEncoder | None = None,
+        decision: DecisionModel | Literal["packaged"] | None = "packaged",
+    ):
         self.thresholds = thresholds
         self._encoder = encoder
+        self.decision: DecisionModel | None = packaged_decision() if decision == "packaged" else decision
 
     @property
     def name(self) -> str:
@@ -67,6 +74,7 @@ class OfflinePrimitives:
             "embedding_backend": "numpy-float32",
             "sentence_splitter": "pysbd 0.3.4 + clinical rules",
             "thresholds": self.thresholds.as_dict(),
+            "decision": self.decision.describe() if self.decision is not None else "rule thresholds",
         }
 
     # -- sync versions (also handy in notebooks and tests) ----------------------------------
@@ -74,7 +82,9 @@ class OfflinePrimitives:
     def extract_facts_sync(self, text: str, categories: Sequence[str] = DEFAULT_CATEGORIES) -> list[Fact]:
         return facts.extract_facts(text or "", categories)
 
-    def check_facts_sync(self, facts_: Sequence[str], evidence: str) -> list[Verdict]:
+    def check_facts_sync(
+        self, facts_: Sequence[str], evidence: str, *, signals_out: list[Signals | None] | None = None
+    ) -> list[Verdict]:
         """One verdict per fact, in order. Null answers ("None.", "No known drug allergies.")
         on either side are decided by :func:`~clineval.nlp.null_answers.null_verdict`; the
         other facts go to the entailment checks in one call."""
@@ -82,9 +92,17 @@ class OfflinePrimitives:
             return []
         decided = [null_verdict(fact, evidence or "") for fact in facts_]
         rest = [fact for fact, verdict in zip(facts_, decided, strict=True) if verdict is None]
+        rest_signals: list[Signals | None] = [None] * len(rest)
         checked = iter(
-            entailment.check_claims(rest, evidence or "", self.encoder, self.thresholds) if rest else []
+            entailment.check_claims(
+                rest, evidence or "", self.encoder, self.thresholds, self.decision, rest_signals
+            )
+            if rest
+            else []
         )
+        if signals_out is not None:
+            it = iter(rest_signals)
+            signals_out[:] = [next(it) if verdict is None else None for verdict in decided]
         return [verdict if verdict is not None else next(checked) for verdict in decided]
 
     def classify_sentences_sync(
