@@ -1552,6 +1552,11 @@ def _check_one(
             decision.rank == best.rank and decision.support > best.support + 0.05
         ):
             best = decision
-        elif best.rank != 1 and best.verdict.support is not None and decision.support > best.verdict.support:
+        elif (
+            best.rank != 1
+            and best.verdict.reason != "ambiguous"  # a hedged or reversed claim keeps its halved credit
+            and best.verdict.support is not None
+            and decision.support > best.verdict.support
+        ):
             best.verdict = best.verdict.model_copy(update={"support": decision.support})
     return best, _signals(a, best, float(sims.max()))
