@@ -35,7 +35,6 @@ from clineval.judges.offline import OfflineJudge
 #: Classes of probes the offline judge does not pass yet (issue 22).
 XFAIL_CLASSES = frozenset(
     {
-        "allergen_swap",
         "adjacent_site",
         "organism_swap",
         "biomarker_status",

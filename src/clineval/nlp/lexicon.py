@@ -1187,6 +1187,9 @@ CONTRAST_SETS: tuple[tuple[str, ...], ...] = tuple(
         "stable/unchanged|improved/improving/better|worsened/worsening/progressive/worse/grown/growing/enlarging",
         "first_line|second_line",
         "proximal|distal",
+        # parts of one bone or organ ("fracture of the humeral shaft" / "neck"; "the tail of the
+        # pancreas" / "the head")
+        "head|neck|shaft/diaphysis|tail|base|waist|pole",
         "anterior|posterior",
         "medial|lateral",
         "superior|inferior",

@@ -56,6 +56,7 @@ from clineval.nlp.assertions import Status
 from clineval.nlp.clinical import DateMention, drug_role, is_drug
 from clineval.nlp.embeddings import FloatArray, SentenceEncoder, combine
 from clineval.nlp.lexicon import (
+    ALLERGY_WORDS,
     BODY_SITES,
     CARE_ROLES,
     CONTRAST_SETS,
@@ -108,6 +109,7 @@ _ORGANISM_STEMS = frozenset(stem(w) for w in ORGANISMS) | ORGANISMS
 _PATHOGEN_CLASS_STEMS = frozenset(stem(w) for w in PATHOGEN_CLASSES) | PATHOGEN_CLASSES
 _RELATION_STEMS = frozenset(stem(w) for w in RELATION_WORDS) | RELATION_WORDS
 _CARE_ROLES = frozenset(stem(w) for w in CARE_ROLES) | CARE_ROLES
+_ALLERGY = frozenset(stem(w) for w in ALLERGY_WORDS) | ALLERGY_WORDS
 _SITES = frozenset(stem(w) for w in BODY_SITES if w not in ("upper", "lower", "side")) | (
     BODY_SITES - {"upper", "lower", "side"}
 )
@@ -456,7 +458,9 @@ def _check_concept_substitution(claim: Analysis, span: Analysis, comp: Compariso
         return
     stated = _concepts_stated(claim, span)
     general = _generic(claim) or _generic(span)
-    has_problem = any(c.type in ("disease", "phenotype") for c in claim.concepts)
+    has_problem = any(c.type in ("disease", "phenotype") for c in claim.concepts) or any(
+        is_problem_term(x) or _kind(x) == "problem" for x in claim.terms
+    )
     used = set(comp.matched.values())
     for mine in claim.concepts:
         if mine in stated or all(term in comp.matched for term in mine.terms):
@@ -475,9 +479,7 @@ def _check_concept_substitution(claim: Analysis, span: Analysis, comp: Compariso
             and not all(term in used for term in theirs.terms)
             and _polarity_of(span, theirs.terms[0]) == "affirmed"
             and vocabulary.relation(mine.ids, theirs.ids) == "sibling"
-            and not any(
-                vocabulary.relation(theirs.ids, c.ids) is not None for c in claim.concepts if c != mine
-            )
+            and not any(vocabulary.relation(theirs.ids, c.ids) == "same" for c in claim.concepts if c != mine)
         ]
         if len({r.ids for r in rivals}) != 1:
             continue
@@ -1077,6 +1079,14 @@ def _rivals(
             if other in _CONTRAST_OF.get(term, frozenset()) and not _same_class(term, other):
                 out.append(other)
             continue
+        if kind == "allergen":
+            if (
+                other not in _ALLERGY
+                and _kind(other) in (None, "drug")
+                and (is_strict_term(other, span, t) or span.weights.get(other, 0.0) >= t.rival_weight)
+            ):
+                out.append(other)
+            continue
         if (
             other in _GENERIC_PROBLEMS
             or other in _CONTRAST_OF
@@ -1096,6 +1106,9 @@ def _check_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Th
     diagnosis in general medical knowledge ("X can cause A" against "X can cause B"): there
     it adds to a list, it does not contradict. An exclusive qualifier is wrong anywhere."""
     general = _generic(claim) or _generic(span)
+    # In an allergy (both texts name one), what the patient reacts to is one slot: another
+    # allergen there ("allergy to peanuts" / "to shellfish") is a swap, whatever its kind.
+    allergy = any(x in _ALLERGY for x in claim.terms) and any(x in _ALLERGY for x in span.terms)
     candidates = []
     for term in comp.missing:
         if term.startswith(("q:", "d:", "n:")):
@@ -1103,6 +1116,10 @@ def _check_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Th
         if _polarity_of(claim, term) != "affirmed":
             continue  # "denies left calf pain" is not contradicted by "left ankle pain"
         kind = _kind(term)
+        if allergy and kind in (None, "drug") and term not in _ALLERGY and not general:
+            if term in comp.strict_missing or claim.weights.get(term, 0.0) >= t.rival_weight:
+                candidates.append((term, "allergen"))
+            continue
         if kind == "qualifier":
             candidates.append((term, kind))
         elif kind == "site" and not _DIAGNOSTIC.search(claim.normalized):
@@ -1116,7 +1133,7 @@ def _check_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Th
             candidates.append((term, kind or "problem"))
     for term, kind in candidates:
         rivals = _rivals(claim, span, comp, term, kind, t)
-        if _kind(term) is None:
+        if _kind(term) is None and kind != "allergen":
             # A word of no known kind ("exertion") is replaced only by a clinical or rare word,
             # not by any word in its slot ("climbs stairs").
             rivals = [other for other in rivals if is_strict_term(other, span, t)]
@@ -1134,6 +1151,7 @@ def _check_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Th
                 "qualifier": "qualifier",
                 "problem": "diagnosis",
                 "site": "body site",
+                "allergen": "allergen",
             }
             comp.conflict = (
                 f"substitution ({what[kind]}): '{term.replace('_', ' ')}' in the claim, "
