@@ -56,9 +56,16 @@ _WORD_HYPHEN = re.compile(r"(?<=[a-z]{2})-(?=[a-z]{2})")
 _BROKEN_HYPHEN = re.compile(r"(?<=[a-z]{2})- (?!(?:and|or|to|nor)\b)(?=[a-z]{2})")
 
 
+# A symbol ending in a digit before a describing word ("HER2-negative", "BRCA1-mutated",
+# "V600E-mutant", "CD20-positive"): two words, as "ER-positive" is.
+_SYMBOL_HYPHEN = re.compile(r"\b([a-z]+\d+[a-z]?)-(?=[a-z]{3})")
+
+
 def _dehyphenate(text: str) -> str:
-    """ "anti-depressants" -> "antidepressants", "left-sided" -> "left sided"."""
+    """ "anti-depressants" -> "antidepressants", "left-sided" -> "left sided",
+    "her2-negative" -> "her2 negative"."""
     text = _SHORT_AFTER_PREFIX.sub(r"\1 ", _BROKEN_HYPHEN.sub("-", text))  # "post-MI": post MI
+    text = _SYMBOL_HYPHEN.sub(r"\1 ", text)
     return _WORD_HYPHEN.sub(" ", _PREFIX_HYPHEN.sub(r"\1", text))
 
 
@@ -123,6 +130,24 @@ _CASED = {
     "UE": "upper extremity",
 }
 _CASED_RE = re.compile(r"\b(?:" + "|".join(_CASED) + r")\b")
+# "ER" and "PR" are the oestrogen and progesterone receptors when a receptor status, a
+# percentage or the other receptor is next to them ("ER positive", "ER+/PR-", "ER/PR
+# positive", "ER 90%", "ER and PR were negative", "HER2-negative, ER-positive"); elsewhere
+# "ER" is the emergency room and "PR" is left alone (the PR interval, per rectum). They
+# are spelled out first, so the emergency room's rewrite never meets them.
+_RECEPTORS = {"er": "estrogen receptor", "pr": "progesterone receptor"}
+_RECEPTOR_RE = re.compile(
+    r"\b(ER|PR)\b(?=\)?"
+    r"\s*[-:]?\s*\(?\s*(?:(?:is|was|were|are)\s+)?(?:strongly\s+|weakly\s+|focally\s+|low\s+)?"
+    r"(?:positive|negative|pos\b|neg\b|status(?!\s+post)|expression|staining|allred|[0-3]?\+|\d{1,3}\s*%)"
+    r"|\s*-(?![\w])"
+    r"|\s*(?:[/,&]|\band\b)\s*(?:ER|PR|HER-?2|estrogen|progesterone)\b)",
+    re.IGNORECASE,
+)
+
+
+def _spell_out_receptors(text: str) -> str:
+    return _RECEPTOR_RE.sub(lambda m: _RECEPTORS[m.group(1).lower()], text)
 
 
 _ABBREVIATION_RE, _ABBREVIATION_TABLE = _abbreviation_regex()
@@ -132,6 +157,7 @@ _ABBREVIATION_RE, _ABBREVIATION_TABLE = _abbreviation_regex()
 def expand_abbreviations(text: str) -> str:
     """``text`` with clinical abbreviations spelled out ("HTN" -> "hypertension", "NPO" ->
     "nothing by mouth"), for the embedding model, which does not know most of them."""
+    text = _spell_out_receptors(text)
     if re.search(r"[a-z]", text):
         text = _CASED_RE.sub(lambda m: _CASED[m.group(0)], text)
     return _ABBREVIATION_RE.sub(lambda m: _ABBREVIATION_TABLE[m.group(0).lower()], text)
@@ -199,7 +225,8 @@ _THOUSANDS_RE = re.compile(r"\b(\d{1,3}(?:\.\d)?)k\b")
 @lru_cache(maxsize=32768)
 def normalize(text: str) -> str:
     """Lower-cased text in the shared matching vocabulary (see the module docstring)."""
-    t = _CASED_RE.sub(lambda m: _CASED[m.group(0)], text) if re.search(r"[a-z]", text) else text
+    t = _spell_out_receptors(text)
+    t = _CASED_RE.sub(lambda m: _CASED[m.group(0)], t) if re.search(r"[a-z]", t) else t
     t = t.lower().replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
     t = (
         t.replace("–", "-")
