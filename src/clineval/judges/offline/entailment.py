@@ -68,7 +68,7 @@ from clineval.nlp.lexicon import (
     PATHOGEN_CLASSES,
     RELATION_WORDS,
 )
-from clineval.nlp.sentences import split_claims, split_sentences
+from clineval.nlp.sentences import split_claims, split_sentences_with_sections
 from clineval.nlp.specificity import specificity
 from clineval.nlp.terms import stem, term_covers, terms_match
 
@@ -110,6 +110,7 @@ _PATHOGEN_CLASS_STEMS = frozenset(stem(w) for w in PATHOGEN_CLASSES) | PATHOGEN_
 _RELATION_STEMS = frozenset(stem(w) for w in RELATION_WORDS) | RELATION_WORDS
 _CARE_ROLES = frozenset(stem(w) for w in CARE_ROLES) | CARE_ROLES
 _ALLERGY = frozenset(stem(w) for w in ALLERGY_WORDS) | ALLERGY_WORDS
+_ALLERGY_WORD = re.compile(r"\b(?:" + "|".join(sorted(ALLERGY_WORDS)) + r")\b", re.IGNORECASE)
 _SITES = frozenset(stem(w) for w in BODY_SITES if w not in ("upper", "lower", "side")) | (
     BODY_SITES - {"upper", "lower", "side"}
 )
@@ -144,9 +145,17 @@ def evidence_units(evidence: str) -> list[EvidenceUnit]:
     """Sentences of the evidence and, for sentences with several claims, their clauses."""
     units: list[EvidenceUnit] = []
     seen: set[str] = set()
-    for index, sentence in enumerate(split_sentences(evidence)):
+    for index, item in enumerate(split_sentences_with_sections(evidence)):
+        sentence = item.text
         if sentence not in seen:
-            units.append(EvidenceUnit(sentence, sentence, index))
+            # Under an allergies header the header says what the line is ("ALLERGIES:
+            # Penicillin (hives)"): the unit is read with it.
+            text = sentence
+            if _ALLERGY & set(re.findall(r"[a-z]+", item.section.lower())) and not _ALLERGY_WORD.search(
+                sentence
+            ):
+                text = f"{item.section.strip().rstrip(':').capitalize()}: {sentence}"
+            units.append(EvidenceUnit(text, sentence, index))
             seen.add(sentence)
         claims = split_claims(sentence)
         if len(claims) > 1:
@@ -1106,9 +1115,10 @@ def _check_substitution(claim: Analysis, span: Analysis, comp: Comparison, t: Th
     diagnosis in general medical knowledge ("X can cause A" against "X can cause B"): there
     it adds to a list, it does not contradict. An exclusive qualifier is wrong anywhere."""
     general = _generic(claim) or _generic(span)
-    # In an allergy (both texts name one), what the patient reacts to is one slot: another
-    # allergen there ("allergy to peanuts" / "to shellfish") is a swap, whatever its kind.
-    allergy = any(x in _ALLERGY for x in claim.terms) and any(x in _ALLERGY for x in span.terms)
+    # In an allergy, what the patient reacts to is one slot: another allergen there ("allergy
+    # to peanuts" / "to shellfish") is a swap, whatever its kind. The evidence may name the
+    # allergy only in a header the span does not carry ("ALLERGIES: Penicillin (hives)").
+    allergy = any(x in _ALLERGY for x in claim.terms)
     candidates = []
     for term in comp.missing:
         if term.startswith(("q:", "d:", "n:")):
