@@ -178,12 +178,28 @@ _NUMBER_WORD_RE = re.compile(
 )
 _DIGIT_GROUP_RE = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _OVER_RE = re.compile(r"(\d{2,3})\s+over\s+(\d{2,3})")
-# "stage IIIb", "grade II", "type I", "class IV": Roman numerals after a staging word.
+# "stage IIIb", "grade II", "type I", "class IV", "NYHA III": Roman numerals after a
+# staging word; and a range of them ("class II-III", its hyphen already a space; "grade
+# III/VI").
 _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
 _ROMAN_RE = re.compile(
-    r"\b(stage|grade|type|class|phase|tier|level|gold|nyha class|figo stage|cin|lesion grade)\s+"
-    r"(vi|iv|v|iii|ii|i)([abc])?\b"
+    r"\b(?P<word>stage|grade|type|class|phase|tier|level|gold|nyha class|nyha|figo stage|cin|lesion grade)\s+"
+    r"(?P<first>vi|iv|v|iii|ii|i)(?P<sub>[abc])?"
+    # a range: "ii-iii" (already "ii iii": a hyphen between letters is a space), "iii/vi", "ii to iii"
+    r"(?:(?P<joint>\s*(?:-|/|to)\s*)(?P<second>vi|iv|v|iii|ii|i)(?P<sub2>[abc])?|\s(?P<spaced>vi|iv|iii|ii)(?P<sub3>[abc])?\b)?\b"
 )
+
+
+def _arabic_numerals(match: re.Match[str]) -> str:
+    out = f"{match.group('word')} {_ROMAN[match.group('first')]}{match.group('sub') or ''}"
+    if match.group("second"):
+        joint = "/" if "/" in match.group("joint") else "-"
+        out += f"{joint}{_ROMAN[match.group('second')]}{match.group('sub2') or ''}"
+    elif match.group("spaced") and len(match.group("first")) > 1:
+        out += f"-{_ROMAN[match.group('spaced')]}{match.group('sub3') or ''}"
+    elif match.group("spaced"):
+        out += f" {match.group('spaced')}{match.group('sub3') or ''}"
+    return out
 
 
 # A genus and its species ("klebsiella pneumoniae") are one organism: one term, so the
@@ -242,7 +258,7 @@ def normalize(text: str) -> str:
     t = _dehyphenate(t)
     t = _NUMBER_WORD_RE.sub(lambda m: NUMBER_WORDS[m.group(1) or m.group(2)], t)
     t = _OVER_RE.sub(r"\1/\2", t)
-    t = _ROMAN_RE.sub(lambda m: f"{m.group(1)} {_ROMAN[m.group(2)]}{m.group(3) or ''}", t)
+    t = _ROMAN_RE.sub(_arabic_numerals, t)
     t = _SYNONYM_RE.sub(lambda m: _SYNONYM_TABLE[m.group(0)], t)
     t = _BINOMIAL_RE.sub(_join_binomial, t)
     t = _FREE_OF_RE.sub(r"no \1", t)
