@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from clineval.judges.offline.conversation import classify_sentence
 from clineval.judges.primitives import DEFAULT_CATEGORIES, Fact, Importance
 from clineval.nlp.analysis import Analysis, analyze
+from clineval.nlp.atomic import atomic_claims
+from clineval.nlp.biomarkers import biomarker_statuses
 from clineval.nlp.clinical import is_drug
 from clineval.nlp.lexicon import (
     ALLERGY_WORDS,
@@ -222,6 +224,20 @@ def _scores(a: Analysis) -> dict[str, float]:
             scores["demographics"] += 1.5
     if _PROCEDURE.search(a.normalized):
         scores["treatment"] += 2.0
+    # What the clinical vocabulary says a named concept is: a disease is a diagnosis (a
+    # diabetes type is not demographics), a drug or drug class a treatment (an
+    # anticoagulant is not a biomarker), a finding a symptom or a diagnosis.
+    for mention in a.concepts:
+        if mention.type == "disease" or any(_names_a_disease(i) for i in mention.ids):
+            scores["diagnosis"] += 3.0
+        elif mention.type == "drug":
+            scores["treatment"] += 1.5
+        elif mention.type == "phenotype":
+            scores["symptom"] += 1.5
+            scores["diagnosis"] += 1.0
+    # A biomarker result ("ER positive", "EGFR exon 19 deletion detected") is a biomarker.
+    if biomarker_statuses(a.normalized):
+        scores["biomarker"] += 4.0
     for q in a.quantities:
         if q.dimension == "age":
             scores["demographics"] += 2.5
@@ -230,6 +246,13 @@ def _scores(a: Analysis) -> dict[str, float]:
         elif q.dimension in _LAB_DIMENSIONS or (q.dimension == "number" and q.anchor & _BIOMARKER):
             scores["biomarker"] += 2.0
     return scores
+
+
+def _names_a_disease(concept_id: str) -> bool:
+    """A concept of a disease vocabulary (ICD-10-CM's chapter R holds symptoms and signs)."""
+    return concept_id.startswith(("MONDO:", "DOID:")) or (
+        concept_id.startswith("ICD10CM:") and not concept_id.startswith("ICD10CM:R")
+    )
 
 
 _PRIORITY = ("diagnosis", "treatment", "biomarker", "symptom", "demographics")
@@ -268,7 +291,9 @@ def importance(text: str, category: str) -> Importance:
         for q in a.quantities
     ):
         return "high"
-    if category == "biomarker" and (a.quantities or any(t.startswith("n:") for t in words)):
+    if category == "biomarker" and (
+        a.quantities or any(t.startswith("n:") for t in words) or biomarker_statuses(a.normalized)
+    ):
         return "high"
     if not a.key_terms and (words & _SOCIAL or (category == "other" and affirmed and len(words) <= 3)):
         return "low"
@@ -302,7 +327,7 @@ def extract_facts(text: str, categories: Sequence[str] = DEFAULT_CATEGORIES) -> 
             continue
         if classify_sentence(sentence.text) != "informative":
             continue
-        for claim in split_claims(sentence.text):
+        for claim in (c for whole in split_claims(sentence.text) for c in atomic_claims(whole)):
             key = claim.lower()
             if key in seen or classify_sentence(claim) != "informative":
                 continue
