@@ -42,7 +42,6 @@ XFAIL_CLASSES = frozenset(
         "stage_or_grade",
         "negative_finding_reworded",
         "stage_short_form",
-        "empathy_sentence",
     }
 )
 

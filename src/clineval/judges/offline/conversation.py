@@ -97,9 +97,36 @@ def classify_sentence(sentence: str, question: str | None = None) -> SentenceKin
             return "acknowledgement"
         if len(text.split()) <= 10 and not analyze(text).quantities and not analyze(text).drugs:
             return "acknowledgement"
+    if _empathy(text):
+        return "acknowledgement"
     if not analyze(text).terms:
         return "acknowledgement"
     return "informative"
+
+
+_FEELINGS = re.compile(
+    r"\b(?:worr\w*|concern(?:ed|ing)?|anxious|nervous|scar(?:y|ed)|frighten\w*|afraid|stress\w*|upset\w*"
+    r"|frustrat\w*|overwhelm\w*|difficult|hard|tough|distress\w*|sorry|understandabl[ey]|alone"
+    r"|makes?\s+sense|natural\s+to|normal\s+to|okay\s+to|ok\s+to)\b",
+    re.IGNORECASE,
+)
+_TO_THE_READER = re.compile(
+    r"\b(?:you|your|yourself)\b|^(?:that|this|it)\s+(?:sounds|must|seems|can)\b", re.IGNORECASE
+)
+_MORE_TO_SAY = re.compile(
+    r"\b(?:but|however|although|though|because|usually|often|rarely|should|need)\b", re.IGNORECASE
+)
+
+
+def _empathy(text: str) -> bool:
+    """A sentence about how the asker feels, with nothing clinical in it ("That sounds
+    worrying, and it makes sense to be concerned.", "You are not alone in this.")."""
+    return (
+        _FEELINGS.search(text) is not None
+        and _TO_THE_READER.search(text) is not None
+        and _MORE_TO_SAY.search(text) is None
+        and not _clinical_content(text)
+    )
 
 
 @dataclass(frozen=True)
