@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from clineval.nlp import vocabulary
 from clineval.nlp.assertions import AssertionResult, Status, detect_assertions
+from clineval.nlp.biomarkers import BiomarkerStatus, biomarker_statuses
 from clineval.nlp.clinical import (
     DateMention,
     Quantity,
@@ -40,6 +41,7 @@ from clineval.nlp.lexicon import (
     SYMPTOM_WORDS,
 )
 from clineval.nlp.specificity import DISCOURSE_MARKERS, specificity
+from clineval.nlp.staging import StageMention, stage_mentions
 from clineval.nlp.terms import is_stopword, normalize, stem, term_weight
 
 __all__ = ["Analysis", "analyze", "is_key_term", "is_problem_term", "merge"]
@@ -263,6 +265,14 @@ class Analysis:
     """Terms mentioned only inside parentheses (aliases: "permethrin (Elimite)")."""
     concepts: tuple[ConceptMention, ...] = ()
     """The clinical vocabulary's concepts named in the text (:func:`concept_mentions`)."""
+    biomarkers: tuple[BiomarkerStatus, ...] = ()
+    """Biomarker results with their status (:func:`clineval.nlp.biomarkers.biomarker_statuses`)."""
+    stages: tuple[StageMention, ...] = ()
+    """Stages, classes and grades (:func:`clineval.nlp.staging.stage_mentions`)."""
+
+    def terms_between(self, start: int, end: int) -> tuple[str, ...]:
+        """The content terms whose first mention lies inside ``[start, end)`` of ``normalized``."""
+        return tuple(t for t, (a, b) in self.term_spans.items() if start <= a and b <= end)
 
     @property
     def key_terms(self) -> tuple[str, ...]:
@@ -387,6 +397,8 @@ def analyze(text: str) -> Analysis:
         surface=surface,
         parenthetical=frozenset(t for t in terms if t not in outside and not t.startswith(("q:", "d:"))),
         concepts=concept_mentions(normalized, term_spans, content),
+        biomarkers=biomarker_statuses(normalized),
+        stages=stage_mentions(normalized),
     )
 
 
@@ -473,4 +485,8 @@ def merge(first: Analysis, second: Analysis) -> Analysis:
         implied=first.implied | second.implied,
         concepts=first.concepts
         + tuple(replace(c, start=c.start + shift, end=c.end + shift) for c in second.concepts),
+        biomarkers=first.biomarkers
+        + tuple(replace(b, start=b.start + shift, end=b.end + shift) for b in second.biomarkers),
+        stages=first.stages
+        + tuple(replace(m, start=m.start + shift, end=m.end + shift) for m in second.stages),
     )

@@ -53,6 +53,7 @@ from clineval.judges.primitives import Verdict
 from clineval.nlp import vocabulary
 from clineval.nlp.analysis import Analysis, ConceptMention, is_key_term, is_problem_term, merge
 from clineval.nlp.assertions import Status
+from clineval.nlp.biomarkers import status_agreements, status_conflicts
 from clineval.nlp.clinical import DateMention, drug_role, is_drug
 from clineval.nlp.embeddings import FloatArray, SentenceEncoder, combine
 from clineval.nlp.lexicon import (
@@ -70,6 +71,7 @@ from clineval.nlp.lexicon import (
 )
 from clineval.nlp.sentences import split_claims, split_sentences_with_sections
 from clineval.nlp.specificity import specificity
+from clineval.nlp.staging import stage_relations
 from clineval.nlp.terms import stem, term_covers, terms_match
 
 __all__ = ["EvidenceUnit", "check_claims", "evidence_units", "is_strict_term"]
@@ -282,6 +284,9 @@ class Comparison:
     graded: float = 0.0
     """The support, plus close-in-meaning credit for clinical terms the span does not
     state: the credit of a ``partial`` verdict (never the label)."""
+    result_terms: set[str] = field(default_factory=set)
+    """Terms of the claim's biomarker results and stages: their polarity is the result's
+    status ("no KRAS mutation" is KRAS wild-type), compared by the result checks."""
     single: bool = True
     whole: bool = False
     """Compared with the whole evidence rather than one or two spans."""
@@ -383,6 +388,23 @@ def _compare(
     # A disease, finding, drug or body part of the clinical vocabulary is stated when the
     # span names the same concept in other words ("heart attack" / "myocardial infarction",
     # a brand for its generic) or a narrower one ("type 2 diabetes" states "diabetes").
+    # A biomarker result or a stage stated in other words ("KRAS wild-type" / "no KRAS mutation
+    # detected", "T2N0M0" / "T2, no regional lymph node metastasis and no distant metastasis",
+    # "NYHA class III" / "New York Heart Association functional class 3").
+    for result in a.biomarkers:
+        comp.result_terms.update(a.terms_between(result.start, result.end))
+    # "The tumor is HER2 negative": the negation is the marker's status, not the tumor's.
+    if _negated_only_by_results(a):
+        comp.result_terms.update(x for x in a.terms if "negated" in a.status.get(x, frozenset()))
+    span_by_results = _negated_only_by_results(span)
+    for (start, end), hit in _results_stated(a, span).items():
+        for term in a.terms_between(start, end):
+            if term in comp.missing:
+                comp.missing.remove(term)
+                for lst in (comp.missing_keys, comp.strict_missing):
+                    if term in lst:
+                        lst.remove(term)
+                comp.matched[term] = hit
     for mention, hit in _concepts_stated(a, span).items():
         for term in mention.terms:
             if term in comp.missing:
@@ -391,6 +413,10 @@ def _compare(
                     if term in lst:
                         lst.remove(term)
                 comp.matched[term] = hit
+    if span_by_results:
+        comp.result_terms.update(
+            x for x, hit in comp.matched.items() if "negated" in span.status.get(hit, frozenset())
+        )
     # An exclusive qualifier the span does not state, where the span states its opposite
     # ("continued" / "held", "lower" / "raise"), is missing as a clinical term is: never made
     # up by other words, even when the span is too far from the claim for a conflict.
@@ -428,10 +454,18 @@ def _compare(
         # Two or more sentences read together: only what does not need one frame, the
         # polarity of shared problems and drugs (a term counts negated there only when every
         # mention of it is) and hedging.
-        shared = [term for term in comp.matched if is_problem_term(term) or _is_drug(a, term)]
+        shared = [
+            term
+            for term in comp.matched
+            if (is_problem_term(term) or _is_drug(a, term)) and term not in comp.result_terms
+        ]
         generic = not shared
         if generic:
-            shared = [term for term in comp.matched if not term.startswith(("q:", "d:", "n:"))]
+            shared = [
+                term
+                for term in comp.matched
+                if not term.startswith(("q:", "d:", "n:")) and term not in comp.result_terms
+            ]
         if shared:
             _polarity_conflict(a, span, comp, shared, generic, t)
     if (conflicts or polarity) and comp.conflict is None and comp.hedge is None:
@@ -439,6 +473,63 @@ def _compare(
     if (conflicts or polarity) and comp.conflict is None and comp.hedge is None:
         _check_advice_against(a, span, comp)
     return comp
+
+
+def _negated_only_by_results(a: Analysis) -> bool:
+    """Every negation in the text is a biomarker's status ("HER2 negative", "no KRAS
+    mutation detected"), not a denied finding."""
+    if not a.biomarkers:
+        return False
+    cues = [c for c in a.assertions.cues if "negated" in c.statuses]
+    starts = [a.assertions.tokens[c.first].start for c in cues]
+    return bool(starts) and all(any(b.start <= x < b.end for b in a.biomarkers) for x in starts)
+
+
+def _results_stated(claim: Analysis, span: Analysis) -> dict[tuple[int, int], str]:
+    """The claim's biomarker results and stages the span states (in other words or not),
+    by their character span in the claim, each with a span term that says it (or a
+    marker term for the span's own phrase)."""
+    out: dict[tuple[int, int], str] = {}
+    for mine, theirs in status_agreements(claim.biomarkers, span.biomarkers):
+        terms = span.terms_between(theirs.start, theirs.end)
+        out[(mine.start, mine.end)] = terms[0] if terms else f"biomarker:{theirs.marker}"
+    for relation in stage_relations(claim.stages, span.stages):
+        if relation.relation == "agree":
+            terms = span.terms_between(relation.evidence.start, relation.evidence.end)
+            out[(relation.claim.start, relation.claim.end)] = (
+                terms[0] if terms else f"stage:{relation.evidence.system}"
+            )
+    return out
+
+
+def _check_results(claim: Analysis, span: Analysis, comp: Comparison, t: Thresholds) -> None:
+    """A biomarker with the opposite status ("EGFR wild-type" / "EGFR exon 19 deletion
+    detected", "microsatellite stable" / "MSI-H") or another stage, class or grade of the
+    same system ("CKD 3b" / "CKD 3a", "Gleason 3+4" / "4+3", "N0" / "N1") in a span about
+    the same thing."""
+    for mine, theirs in status_conflicts(claim.biomarkers, span.biomarkers):
+        exclude = set(claim.terms_between(mine.start, mine.end)) | set(
+            span.terms_between(theirs.start, theirs.end)
+        )
+        if _about_same(claim, comp, exclude, t, anchored=True):
+            comp.conflict = (
+                f"biomarker status: '{claim.normalized[mine.start : mine.end]}' in the claim, "
+                f"'{span.normalized[theirs.start : theirs.end]}' in the evidence"
+            )
+            return
+    for relation in stage_relations(claim.stages, span.stages):
+        if relation.relation != "conflict":
+            continue
+        ours, other = relation.claim, relation.evidence
+        exclude = set(claim.terms_between(ours.start, ours.end)) | set(
+            span.terms_between(other.start, other.end)
+        )
+        if _about_same(claim, comp, exclude, t, anchored=True):
+            comp.conflict = (
+                f"stage: '{claim.normalized[ours.start : ours.end]}' in the claim, "
+                f"'{span.normalized[other.start : other.end]}' in the evidence"
+            )
+            return
 
 
 def _concepts_stated(claim: Analysis, span: Analysis) -> dict[ConceptMention, str]:
@@ -558,6 +649,9 @@ def _anchors_meet(a: frozenset[str], b: frozenset[str]) -> bool:
 
 
 def _check_conflicts(claim: Analysis, span: Analysis, comp: Comparison, t: Thresholds) -> None:
+    _check_results(claim, span, comp, t)
+    if comp.conflict is not None:
+        return
     # Numbers: the same quantity (dimension and anchor) with another value.
     for q in claim.quantities:
         if q.key() in comp.matched:
@@ -632,10 +726,18 @@ def _check_conflicts(claim: Analysis, span: Analysis, comp: Comparison, t: Thres
     # Polarity and experiencer of the shared problems and drugs (what is negated or
     # attributed to someone else in clinical text); the negated side's scope must be
     # headed by a shared word ("not staying on top of his blood sugar" is about staying).
-    shared = [term for term in comp.matched if is_problem_term(term) or _is_drug(claim, term)]
+    shared = [
+        term
+        for term in comp.matched
+        if (is_problem_term(term) or _is_drug(claim, term)) and term not in comp.result_terms
+    ]
     generic = not shared
     if generic:
-        shared = [term for term in comp.matched if not term.startswith(("q:", "d:", "n:"))]
+        shared = [
+            term
+            for term in comp.matched
+            if not term.startswith(("q:", "d:", "n:")) and term not in comp.result_terms
+        ]
     if shared and _polarity_conflict(claim, span, comp, shared, generic, t):
         return
     _check_normality(claim, span, comp)
@@ -1174,7 +1276,7 @@ def _check_assertion(claim: Analysis, span: Analysis, comp: Comparison) -> None:
     """Hedging, hypotheticals and resolution that differ between claim and span, judged on
     the problems both mention (diagnoses, findings, symptoms): "possible pneumonia" vs
     "pneumonia". General statements ("may cause nausea") are not hedges in this sense."""
-    shared = [term for term in comp.matched if is_problem_term(term)]
+    shared = [term for term in comp.matched if is_problem_term(term) and term not in comp.result_terms]
     if not shared:
         return
     pairs = [
