@@ -807,6 +807,12 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "pertussis": ("whooping cough",),
     "gastroenteritis": ("stomach flu", "stomach bug", "viral gastroenteritis"),
     "influenza": ("flu",),
+    # Viruses named in letters: "hepatitis B" and "hepatitis C" are two organisms, not
+    # "hepatitis" (the single letter is no content word).
+    "hepatitis_b": ("hepatitis b", "hep b", "hbv", "hepatitis b virus"),
+    "hepatitis_c": ("hepatitis c", "hep c", "hcv", "hepatitis c virus"),
+    "hepatitis_a": ("hepatitis a", "hep a", "hav", "hepatitis a virus"),
+    "rsv": ("respiratory syncytial virus", "rsv"),
     "otitis_media": ("otitis media", "middle ear infection", "ear infection", "ear infections"),
     "conjunctivitis": ("pink eye", "pinkeye"),
     "nephrolithiasis": ("kidney stone", "kidney stones", "renal calculi", "renal calculus", "renal stones"),
@@ -1139,7 +1145,7 @@ ORGANISMS = _words(
     "|tinea|trichophyton|plasmodium|toxoplasma|giardia|entamoeba|cryptosporidium|leishmania|trypanosoma"
     "|schistosoma|strongyloides|ascaris|enterobius|taenia|echinococcus|sarcoptes|pediculus|herpesvirus|hsv"
     "|cytomegalovirus|cmv|epstein_barr|ebv|varicella|zoster|hpv|papillomavirus|hiv|hepatitis_b|hepatitis_c"
-    "|hbv|hcv|influenza|rsv|rhinovirus|adenovirus|norovirus|rotavirus|enterovirus|coxsackievirus|parvovirus"
+    "|hbv|hcv|hepatitis_a|influenza|rsv|rhinovirus|adenovirus|norovirus|rotavirus|enterovirus|coxsackievirus|parvovirus"
     "|measles|mumps|rubella|rabies|coronavirus|sars_cov_2|dengue|zika|ebola|poliovirus|prion|fusobacterium"
     "|bacteroides|peptostreptococcus|prevotella|porphyromonas|eikenella|kingella|cardiobacterium|aggregatibacter"
     "|capnocytophaga|leptospira|tropheryma|ureaplasma|mobiluncus|propionibacterium|cutibacterium|viridans"
