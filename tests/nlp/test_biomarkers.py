@@ -124,6 +124,16 @@ def test_lists_give_one_status_per_marker() -> None:
     ]
 
 
+def test_results_before_markers_each_keep_their_own() -> None:
+    text = "Positive for estrogen receptors and negative for progesterone and HER2 receptors."
+    assert statuses(text) == [("er", "positive"), ("pr", "negative"), ("her2", "negative")]
+    assert statuses("Negative for KRAS mutation, positive for EGFR L858R.") == [
+        ("kras", "negative"),
+        ("egfr", "positive"),
+    ]
+    assert statuses("Human epidermal growth factor receptor 2 amplified.") == [("her2", "positive")]
+
+
 def test_receptor_percentages() -> None:
     assert statuses("ER 95%, PR 0%.") == [("er", "positive"), ("pr", "negative")]
     assert statuses("Estrogen receptor (ER) positive (Allred 8).") == [("er", "positive")]

@@ -70,6 +70,8 @@ def test_long_forms_of_nodes_and_metastases() -> None:
     assert mentions("Metastatic melanoma.") == [("tnm_m", "1")]
     # negated distant metastasis is M0 even though "distant metastasis" is inside it
     assert mentions("Without distant metastases.") == [("tnm_m", "0")]
+    # metastases denied in a lymph node are N0
+    assert mentions("The sentinel lymph node was negative for metastases.") == [("tnm_n", "0")]
     # a negated site is not M1
     assert ("tnm_m", "1") not in mentions("No liver metastases.")
 
@@ -113,6 +115,8 @@ def test_classes_and_grades() -> None:
     assert mentions("Nottingham grade 2 of 3.") == [("grade", "2")]
     assert mentions("High-grade serous carcinoma.") == [("grade", "high")]
     assert mentions("Grade II/VI systolic murmur.") == []  # a murmur's grade
+    assert mentions("Grade 3 out of 6 holosystolic murmur.") == []
+    assert mentions("Low-grade fevers for a week.") == []  # a temperature, not a grade
     assert mentions("Child-Pugh class C.") == [("child_pugh", "c")]
     assert mentions("ECOG performance status 2.") == [("ecog", "2")]
 

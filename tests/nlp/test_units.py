@@ -56,6 +56,7 @@ def test_a_temperature_needs_a_scale_or_a_temperature_word() -> None:
         ("Temperature 38.5 °C.", "Temperature 101 °F."),  # 101.3 rounded to whole degrees
         ("Temp 37.0", "Temperature 98.6 F"),  # a bare number after "temp" is Celsius
         ("Keep at 2-8 °C.", "Keep at 36-46 °F."),  # 35.6-46.4 °F, rounded
+        ("Temperature 38.9 °C.", "Temperature 102.2 °F."),  # 39.0 °C: a tenth of double rounding
     ],
 )
 def test_temperatures_in_other_scales_agree(a: str, b: str) -> None:
@@ -69,6 +70,7 @@ def test_temperatures_in_other_scales_agree(a: str, b: str) -> None:
         ("Temperature 38.5 °C.", "Temperature 103.1 °F."),  # 39.5 °C
         ("Temperature 38.5 °C.", "Temperature 102.2 °F."),  # 39.0 °C: half a degree off
         ("Temperature 38 °C.", "Temperature 102 °F."),  # 38.9 °C would round to 39
+        ("Temperature 36.9 °C.", "Temperature 97.9 °F."),  # 36.6 °C
     ],
 )
 def test_different_temperatures_conflict(a: str, b: str) -> None:

@@ -3,8 +3,10 @@ deletion detected", "KRAS wild-type", "ER/PR positive, HER2 negative", "MSI-H", 
 promoter unmethylated", "no pathogenic variant in BRCA1").
 
 :func:`biomarker_statuses` reads a text already passed through
-:func:`clineval.nlp.terms.normalize` (which spells out "ER" and "PR" next to a receptor
-status as the oestrogen and progesterone receptors). Each status names its marker in a
+:func:`clineval.nlp.terms.normalize`, which spells out "ER" and "PR" next to a receptor
+status as the oestrogen and progesterone receptors; "er" and "pr" left as they are (the
+emergency room, the PR interval, "pr-" said and broken off) are no markers here. Each
+status names its marker in a
 canonical form, ``positive`` or ``negative``, where it is, and the detail given with it
 (a variant such as "exon 19 deletion" or "g12c", an IHC score, a ratio, a percentage).
 
@@ -83,15 +85,17 @@ _MARKER_FORMS: dict[str, str] = {
     "her2/neu": "her2",
     "her-2/neu": "her2",
     "erbb2": "her2",
+    "human epidermal growth factor receptor 2": "her2",
+    "human epidermal growth factor receptor": "her2",
+    "her2 receptor": "her2",
+    "her2 receptors": "her2",
     "estrogen receptor": "er",
     "estrogen receptors": "er",
     "oestrogen receptor": "er",
     "oestrogen receptors": "er",
-    "er": "er",
     "progesterone receptor": "pr",
     "progesterone receptors": "pr",
     "pgr": "pr",
-    "pr": "pr",
     "alk": "alk",
     "ros1": "ros1",
     "ros-1": "ros1",
@@ -202,7 +206,7 @@ def _forms_regex() -> re.Pattern[str]:
     forms = sorted({*_MARKER_FORMS, *_SELF_STATUS}, key=len, reverse=True)
     alternatives = "|".join(re.escape(f).replace(r"\ ", r"[\s-]+") for f in forms)
     # "estrogen and progesterone receptor": the first receptor named by its hormone only
-    hormones = r"estrogen(?=\s+(?:and|&|/)\s+progesterone)|progesterone(?=\s+(?:and|&|/)\s+estrogen)"
+    hormones = r"(?:estrogen|oestrogen|progesterone)(?=\s*(?:and|&|/|,)\s+(?:[\w-]+\s+){0,6}?receptors?\b)"
     return re.compile(r"(?<![\w-])(?:" + hormones + "|" + alternatives + r")(?![\w]|-(?:l1|67)\b)(?!/cep)")
 
 
@@ -233,6 +237,7 @@ _ALTERATION_NOUNS = (
     r"mutations?|variants?|rearrangements?|fusions?|amplification|translocation|deletion|insertion"
     r"|duplication|skipping|alterations?|methylation"
 )
+_ALTERATION_END_RE = re.compile(r"\b(?:" + _ALTERATION_NOUNS + r")\s*$")
 _TESTING_WORDS = (
     r"testing|test|tests|tested|analysis|status|panel|assay|sequencing|studies|study|result|results|expression"
     r"|staining|stain|level|levels"
@@ -514,6 +519,16 @@ def biomarker_statuses(normalized: str) -> tuple[BiomarkerStatus, ...]:
         before = normalized[before_start : first.start]
         prefix = _PREFIX_RE.search(before)
         found = _combine(prefix, after, last.marker)
+        if (
+            prefix is not None
+            and prefix.lastgroup != "negator"
+            and after is not None
+            and after != found
+            and not _ALTERATION_END_RE.search(window[:words_end])
+        ):
+            # "positive for ER and negative for PR": a result after the marker that the
+            # words before it overrule is the next marker's, not this one's
+            words_end = 0
         span_end = last.end + words_end if words_end else last.end
         previous_end = span_end
         if found is None:

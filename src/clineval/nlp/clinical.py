@@ -423,13 +423,15 @@ def _converted(
 # Rounding allowed between two values written in other units: the conversion factor may be
 # quoted to fewer digits (2.2 lb/kg, 18 for glucose), within 2 %; and either value may be
 # rounded to the digits it shows ("101 °F" for 38.5 °C), up to 5 % of the value. A
-# temperature scale is exact, so there only the digits count.
+# temperature scale is exact: there the digits count, and a tenth of a degree Celsius of
+# double rounding ("38.9 °C (102.2 °F)", where 102.2 °F is 39.0 °C).
 _CONVERSION_SLACK = 0.02
 _ROUNDING_CAP = 0.05
+_TEMPERATURE_SLACK = 0.1
 
 
 def _agree(a: float, b: float, ha: float, hb: float, *, exact_scale: bool) -> bool:
-    slack = 0.0 if exact_scale else _CONVERSION_SLACK * max(abs(a), abs(b))
+    slack = _TEMPERATURE_SLACK if exact_scale else _CONVERSION_SLACK * max(abs(a), abs(b))
     if not exact_scale:
         ha, hb = min(ha, _ROUNDING_CAP * abs(a)), min(hb, _ROUNDING_CAP * abs(b))
     return abs(a - b) <= max(slack, ha, hb) + 1e-9 * max(1.0, abs(a), abs(b))

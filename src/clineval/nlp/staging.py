@@ -202,6 +202,9 @@ _M1_RE = re.compile(
     + r"(?:\s+\w+){0,3}?\s+(?:cancer|carcinoma|adenocarcinoma|melanoma|sarcoma)\b"
     r"|metastasis\s+disease" + _NOT_NODAL + r")"
 )
+_NODAL_BEFORE = re.compile(
+    r"\b(?:lymph\s+nodes?|nodes?|nodal|sentinel)\b(?!.*\b(?:distant|liver|lung|bone|brain)\b)"
+)
 _NEGATED_BEFORE = re.compile(
     r"\b(?:no|without|negative\s+for|free\s+of|absence\s+of|not|non)\s+(?:\w+\s+){0,3}$"
 )
@@ -217,7 +220,10 @@ def _long_tnm(normalized: str, taken: list[tuple[int, int]]) -> list[StageMentio
     for regex, system, value in ((_N0_RE, "tnm_n", "0"), (_M0_RE, "tnm_m", "0")):
         for match in regex.finditer(normalized):
             if free(*match.span()):
-                out.append(StageMention(system, value, *match.span()))
+                clause = re.split(r"[;.,]", normalized[max(0, match.start() - 50) : match.start()])[-1]
+                # "the lymph node biopsy was negative for metastases": the nodes
+                system_here = "tnm_n" if system == "tnm_m" and _NODAL_BEFORE.search(clause) else system
+                out.append(StageMention(system_here, value, *match.span()))
                 spans.append(match.span())
     for regex, system, value in ((_N_POSITIVE_RE, "tnm_n", "+"), (_M1_RE, "tnm_m", "1")):
         for match in regex.finditer(normalized):
@@ -325,6 +331,8 @@ _GRADE_RE = re.compile(
     r"\b(?:(?P<scheme>" + _GRADE_SCHEMES + r")\s+)?grade\s*(?!group)(?:of\s+|:\s*)?(?P<v>[1-4]|iv|i{1,3})"
     r"(?:\s*(?:\(\s*)?(?:of|/)\s*(?P<of>[2-4]|vi|6)\)?)?(?![\w/])"
 )
+_MURMUR_AFTER = re.compile(r"\s*(?:out\s+of\s+6\b|(?:\w+\s+){0,3}murmur)")
+_FEVER_AFTER = re.compile(r"\s+(?:fever|fevers|temperature|temperatures|pyrexia)\b")
 _GRADE_WORD_RE = re.compile(r"\b(?P<v>low|intermediate|high)\s+grade\b")
 _CLASS_SCALES: tuple[tuple[str, str, str], ...] = (
     # (pattern before the value, system, value pattern)
@@ -414,14 +422,15 @@ def _scales(normalized: str, taken: list[tuple[int, int]]) -> list[StageMention]
             match.end(),
         )
     for match in _GRADE_RE.finditer(normalized):
-        if match.group("of") in ("6", "vi"):
-            continue  # a heart murmur ("grade 3/6")
+        if match.group("of") in ("6", "vi") or _MURMUR_AFTER.match(normalized, match.end()):
+            continue  # a heart murmur ("grade 3/6", "grade 3 out of 6 systolic murmur")
         scheme = re.sub(r"\s+", " ", match.group("scheme") or "")
         if scheme in ("histologic", "histological", "tumor", "tumour"):
             scheme = ""
         add("grade", _arabic(match.group("v")), match.start(), match.end(), scheme)
     for match in _GRADE_WORD_RE.finditer(normalized):
-        add("grade", match.group("v"), match.start(), match.end())
+        if not _FEVER_AFTER.match(normalized, match.end()):  # "low-grade fever" is a temperature
+            add("grade", match.group("v"), match.start(), match.end())
     return out
 
 

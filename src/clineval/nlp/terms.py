@@ -139,15 +139,20 @@ _RECEPTORS = {"er": "estrogen receptor", "pr": "progesterone receptor"}
 _RECEPTOR_RE = re.compile(
     r"\b(ER|PR)\b(?=\)?"
     r"\s*[-:]?\s*\(?\s*(?:(?:is|was|were|are)\s+)?(?:strongly\s+|weakly\s+|focally\s+|low\s+)?"
-    r"(?:positive|negative|pos\b|neg\b|status(?!\s+post)|expression|staining|allred|[0-3]?\+|\d{1,3}\s*%)"
-    r"|\s*-(?![\w])"
+    r"(?:positive|negative|pos\b|neg\b|status(?!\s+post)|expression|staining|allred|[0-3]\+|\d{1,3}\s*%)"
     r"|\s*(?:[/,&]|\band\b)\s*(?:ER|PR|HER-?2|estrogen|progesterone)\b)",
     re.IGNORECASE,
 )
+# A bare sign only in capitals ("ER+/PR-"): "pr-" in speech is a false start.
+_RECEPTOR_SIGN_RE = re.compile(r"\b(ER|PR)(?=\s*[+-](?![\w]))")
+# The other receptor of a pair already spelled out ("ER and PR were both negative").
+_RECEPTOR_PAIR_RE = re.compile(r"(receptors?[+-]?\s*(?:[/,&]|\band\b|\bor\b)\s*)\b(ER|PR)\b", re.IGNORECASE)
 
 
 def _spell_out_receptors(text: str) -> str:
-    return _RECEPTOR_RE.sub(lambda m: _RECEPTORS[m.group(1).lower()], text)
+    text = _RECEPTOR_SIGN_RE.sub(lambda m: _RECEPTORS[m.group(1).lower()], text)
+    text = _RECEPTOR_RE.sub(lambda m: _RECEPTORS[m.group(1).lower()], text)
+    return _RECEPTOR_PAIR_RE.sub(lambda m: m.group(1) + _RECEPTORS[m.group(2).lower()], text)
 
 
 _ABBREVIATION_RE, _ABBREVIATION_TABLE = _abbreviation_regex()
