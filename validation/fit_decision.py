@@ -56,6 +56,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data"
 CONTRASTS = HERE / "contrasts" / "pairs.jsonl"
 RESULTS = HERE / "results" / "decision.json"
+FOLDS = HERE / "results" / "decision-folds"
 SETS = ("kqa", "radfact", "medec", "contrasts")
 VERSION = "fitted-decision/1"
 FEATURES = (
@@ -327,11 +328,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.cache.write_bytes(pickle.dumps(items))
     print(f"{len(items)} items judged in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     figures: dict[str, Any] = {"lodo": {}, "rules": {}, "development": {}}
+    folds: dict[str, DecisionModel] = {}
     for name in SETS:
         held = [i for i in items if i.dataset == name]
         if not held:
             continue
         model = fit([i for i in items if i.dataset != name])
+        folds[name] = model
         figures["lodo"][name] = measure(held, model)
         figures["lodo"][name]["thresholds"] = [model.partial_threshold, model.entail_threshold]
         figures["rules"][name] = measure(held, None)
@@ -346,7 +349,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         DECISION_FILE.write_text(json.dumps(shipped.model_dump(), indent=1) + "\n", encoding="utf-8")
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {DECISION_FILE} and {RESULTS}", file=sys.stderr)
+        # The models fitted without each set, for run_validation.py --lodo.
+        FOLDS.mkdir(parents=True, exist_ok=True)
+        for name, model in folds.items():
+            (FOLDS / f"without-{name}.json").write_text(
+                json.dumps(model.model_dump(), indent=1) + "\n", encoding="utf-8"
+            )
+        print(f"wrote {DECISION_FILE}, {RESULTS} and {FOLDS}", file=sys.stderr)
 
 
 if __name__ == "__main__":

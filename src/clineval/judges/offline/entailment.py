@@ -391,8 +391,8 @@ def _compare(
     # A biomarker result or a stage stated in other words ("KRAS wild-type" / "no KRAS mutation
     # detected", "T2N0M0" / "T2, no regional lymph node metastasis and no distant metastasis",
     # "NYHA class III" / "New York Heart Association functional class 3").
-    for result in a.biomarkers:
-        comp.result_terms.update(a.terms_between(result.start, result.end))
+    for start, end in _result_spans(a):
+        comp.result_terms.update(a.terms_between(start, end))
     # "The tumor is HER2 negative": the negation is the marker's status, not the tumor's.
     if _negated_only_by_results(a):
         comp.result_terms.update(x for x in a.terms if "negated" in a.status.get(x, frozenset()))
@@ -476,13 +476,19 @@ def _compare(
 
 
 def _negated_only_by_results(a: Analysis) -> bool:
-    """Every negation in the text is a biomarker's status ("HER2 negative", "no KRAS
-    mutation detected"), not a denied finding."""
-    if not a.biomarkers:
+    """Every negation in the text is a biomarker's status or a stage ("HER2 negative", "no
+    KRAS mutation detected", "no distant metastasis" = M0), not a denied finding."""
+    results = _result_spans(a)
+    if not results:
         return False
     cues = [c for c in a.assertions.cues if "negated" in c.statuses]
     starts = [a.assertions.tokens[c.first].start for c in cues]
-    return bool(starts) and all(any(b.start <= x < b.end for b in a.biomarkers) for x in starts)
+    return bool(starts) and all(any(start <= x < end for start, end in results) for x in starts)
+
+
+def _result_spans(a: Analysis) -> list[tuple[int, int]]:
+    """Where the text gives a biomarker result or a stage."""
+    return [(b.start, b.end) for b in a.biomarkers] + [(m.start, m.end) for m in a.stages]
 
 
 def _results_stated(claim: Analysis, span: Analysis) -> dict[tuple[int, int], str]:
@@ -508,10 +514,8 @@ def _check_results(claim: Analysis, span: Analysis, comp: Comparison, t: Thresho
     same system ("CKD 3b" / "CKD 3a", "Gleason 3+4" / "4+3", "N0" / "N1") in a span about
     the same thing."""
     for mine, theirs in status_conflicts(claim.biomarkers, span.biomarkers):
-        exclude = set(claim.terms_between(mine.start, mine.end)) | set(
-            span.terms_between(theirs.start, theirs.end)
-        )
-        if _about_same(claim, comp, exclude, t, anchored=True):
+        # The marker names the thing: a span as close as a conflict needs is about it.
+        if comp.similarity >= t.conflict_similarity:
             comp.conflict = (
                 f"biomarker status: '{claim.normalized[mine.start : mine.end]}' in the claim, "
                 f"'{span.normalized[theirs.start : theirs.end]}' in the evidence"

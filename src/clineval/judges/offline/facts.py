@@ -179,6 +179,9 @@ _LAB_DIMENSIONS = frozenset(
         "temperature",
         "temperature_c",
         "ratio",
+        "count_ul",
+        "mmol_per_mol",
+        "gfr",
     }
 )
 _DOSE_DIMENSIONS = frozenset(

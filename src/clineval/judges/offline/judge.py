@@ -3,9 +3,10 @@ prompts, only the built-in primitives (through its ``primitives`` attribute)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from clineval.judges.base import JudgeAnswer, JudgeError, MessagesLike, T
+from clineval.judges.offline.decision import DecisionModel
 from clineval.judges.offline.primitives import OfflinePrimitives
 from clineval.judges.offline.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
@@ -21,8 +22,14 @@ _ASK_REFUSAL = (
 class OfflineJudge:
     """The default judge: deterministic heuristics on CPU, no network, no key."""
 
-    def __init__(self, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> None:
-        self.primitives = OfflinePrimitives(thresholds)
+    def __init__(
+        self,
+        thresholds: Thresholds = DEFAULT_THRESHOLDS,
+        decision: DecisionModel | Literal["packaged"] | None = "packaged",
+    ) -> None:
+        """``decision``: the fitted decision (the one shipped with clineval by default;
+        ``None``: the rule thresholds alone)."""
+        self.primitives = OfflinePrimitives(thresholds, decision=decision)
 
     @property
     def name(self) -> str:
