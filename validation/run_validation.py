@@ -45,6 +45,12 @@ RESULTS = Path(__file__).resolve().parent / "results"
 DOC = ROOT / "docs" / "validation.md"
 MEASURED = ROOT / "src" / "clineval" / "judges" / "offline" / "measured.json"
 START, END = "<!-- figures:start -->", "<!-- figures:end -->"
+LODO_NOTE = (
+    "**Read the first column.** `offline, leave-one-dataset-out` is the evidence: on each data set the "
+    "offline judge decides with the model fitted without that set (`validation/fit_decision.py`). "
+    "`offline, development` is the judge as shipped, whose decision was fitted on these sets too: "
+    "development figures, not evidence.\n"
+)
 
 
 def aci_speed(data: Path) -> dict[str, Any]:
@@ -132,6 +138,39 @@ def measured_summary(report: CalibrationReport, speed: dict[str, Any] | None, co
     }
 
 
+FOLDS = RESULTS / "decision-folds"
+LODO_NAME = "offline, leave-one-dataset-out"
+DEVELOPMENT_NAME = "offline, development"
+# Which data set each protocol measures on: its figures come from the decision fitted without it.
+_FOLD_PROTOCOLS = (("kqa", ("kqa_nli", "kqa_support")), ("radfact", ("radfact",)), ("medec", ("medec",)))
+
+
+def lodo_report(data: Any, store: Path) -> CalibrationReport:
+    """The offline judge measured leave-one-dataset-out: each protocol with the fitted
+    decision of ``validation/fit_decision.py`` that did not see its data set (refusal does
+    not use the decision)."""
+    from clineval.judges.offline import OfflineJudge
+    from clineval.judges.offline.decision import load_decision
+
+    parts: list[CalibrationReport] = []
+    for fold, protocols in _FOLD_PROTOCOLS:
+        path = FOLDS / f"without-{fold}.json"
+        if not path.is_file():
+            sys.exit(f"--lodo: no model at {path}; run python validation/fit_decision.py --write first")
+        judge = OfflineJudge(decision=load_decision(path))
+        parts.append(calibrate(judge, data=data, protocols=protocols, store=store / f"{fold}.db", cache=None))
+    parts.append(
+        calibrate(OfflineJudge(), data=data, protocols=("refusal",), store=store / "refusal.db", cache=None)
+    )
+    return CalibrationReport(
+        judge=LODO_NAME,
+        judge_kind=parts[0].judge_kind,
+        data=parts[0].data,
+        seconds=round(sum(p.seconds or 0.0 for p in parts), 1),
+        protocols=[protocol for part in parts for protocol in part.protocols],
+    )
+
+
 def write_docs(block: str, command: str) -> None:
     text = DOC.read_text(encoding="utf-8")
     if START not in text or END not in text:
@@ -171,6 +210,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--write-samples", action="store_true", help="regenerate the packaged samples and stop"
     )
     parser.add_argument("--no-speed", action="store_true", help="skip the ACI-Bench timing")
+    parser.add_argument(
+        "--lodo",
+        action="store_true",
+        help="measure the offline judge leave-one-dataset-out (the evidence) beside its development figures",
+    )
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         sys.exit(f"no data folder at {args.data}; pass --data DIR")
@@ -200,6 +244,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"== {spec} on {sets.source}", flush=True)
         with tempfile.TemporaryDirectory() as tmp:
             report = calibrate(spec, data=sets, store=Path(tmp) / "validation.db", cache=None)
+            if spec == "offline" and args.lodo:
+                print(f"== {LODO_NAME} on {sets.source}", flush=True)
+                lodo = lodo_report(sets, Path(tmp))
+                report.judge = DEVELOPMENT_NAME
+                reports.append(lodo)
+                speeds[LODO_NAME] = None
+                (RESULTS / "offline-lodo.json").write_text(
+                    json.dumps({"report": lodo.model_dump(mode="json")}, indent=1), encoding="utf-8"
+                )
         speed = aci_speed(args.data) if spec == "offline" and not args.no_speed else None
         reports.append(report)
         speeds[spec] = speed
@@ -209,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         print(f"   {report.seconds} s; wrote {saved}", flush=True)
     block = markdown(reports) + "\n" + speed_markdown(speeds.get("offline"))
+    if args.lodo:
+        block = LODO_NOTE + "\n" + block
     print(block)
     if args.write_docs:
         command = (
@@ -216,10 +271,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             + " ".join(f"--judge {j}" for j in judges)
             + (" --llm-samples" if args.llm_samples else "")
             + "".join(f" --reuse {j}" for j in args.reuse)
+            + (" --lodo" if args.lodo else "")
             + " --write-docs"
         )
         write_docs(block, command)
-        offline = next((r for r, j in zip(reports, judges, strict=True) if j == "offline"), None)
+        offline = next((r for r in reports if r.judge == LODO_NAME), None) or next(
+            (r for r in reports if r.judge in ("offline", DEVELOPMENT_NAME)), None
+        )
         if offline is not None:
             MEASURED.write_text(
                 json.dumps(measured_summary(offline, speeds.get("offline"), command), indent=1) + "\n",
