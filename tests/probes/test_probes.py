@@ -38,7 +38,6 @@ XFAIL_CLASSES = frozenset(
         "adjacent_site",
         "disease_subtype",
         "negative_finding_reworded",
-        "stage_short_form",
     }
 )
 

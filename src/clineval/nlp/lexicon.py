@@ -300,7 +300,6 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "new york heart association",
     ),
     "total_parenteral_nutrition": ("tpn", "total parenteral nutrition", "parenteral nutrition"),
-    "ct_pulmonary_angiogram": ("ctpa", "ct pulmonary angiogram", "ct pulmonary angiography", "ct-pa"),
     "electroencephalogram": ("eeg", "electroencephalography", "electroencephalogram"),
     "electromyography": ("emg", "electromyogram", "nerve conduction and emg"),
     "pulmonary_function_tests": ("pft", "pfts", "pulmonary function test", "pulmonary function tests"),
@@ -376,6 +375,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "diarrhea": ("diarrhoea", "loose stools", "loose stool", "watery stools"),
     "fever": ("febrile", "fevers", "pyrexia", "elevated temperature"),
     "no fever": ("afebrile",),
+    # examination findings written as one negative adjective
+    "no focal deficit": ("nonfocal", "non focal"),
+    "no tenderness": ("nontender", "non tender", "not tender"),
+    "no distension": ("nondistended", "non distended", "not distended"),
     # "-less" and "-free" deny: "a painless lump" is a lump without pain.
     "no pain": ("painless",),
     "allergy": ("allergies", "allergic"),

@@ -74,7 +74,7 @@ class JudgeResult(BaseModel):
     spec: str
     """The judge as given (``offline``, ``openai:MODEL@URL``, ``scripted:FILE``)."""
     label: str
-    """What the judge was, from its run (``offline-heuristic/2.5``, a model name ...)."""
+    """What the judge was, from its run (``offline-heuristic/3.0``, a model name ...)."""
     run_id: str | None = None
     seconds: float | None = None
     unscored: int = 0

@@ -86,11 +86,15 @@ MEASURED_AGREEMENT: dict[str, str] = measured_agreement()
 
 OFFLINE_NOTICE = (
     "Scored by the offline judge: deterministic heuristics (claim splitting, specificity-weighted "
-    "word and MiniLM token matching, checks of negation, numbers, sides, drugs, dates and substituted "
-    "clinical terms) that approximate an LLM judge. Measured: "
+    "word and MiniLM token matching, open clinical vocabularies, checks of negation, numbers, sides, "
+    "drugs, dates, biomarker status, stages and substituted clinical terms, and a decision fitted on "
+    "clinician-labelled data) that approximate an LLM judge. Reliable for explicit wrong statements "
+    "(dose, side, drug, organism, subtype, stage, biomarker status, negation); not yet for the graded "
+    "support of correct text said in other words. Measured on data its decision did not learn from "
+    "(leave-one-dataset-out): "
     + ("; ".join(f"{k}: {v}" for k, v in MEASURED_AGREEMENT.items()) or "no figures shipped")
-    + " (docs/validation.md). Use an LLM judge (--judge openai:MODEL), checked with clineval calibrate, "
-    "for definitive factuality scores."
+    + " (docs/validation.md). Use an LLM judge (--judge openai:MODEL) or a local verifier model "
+    "(--judge nli:PATH), checked with clineval calibrate, for definitive factuality scores."
 )
 
 __all__ = [

@@ -837,11 +837,29 @@ def _polarity_conflict(
         return True
     # Opposite polarity that is not a contradiction ("denies any other injuries" and "injured
     # her knee"; "not staying on top of his blood sugar" and "blood sugar"): no support either.
-    opposite = [pair for pair in pairs if set(pair) == {"affirmed", "negated"}]
+    opposite = [
+        pair
+        for term, pair in zip(shared, pairs, strict=True)
+        if set(pair) == {"affirmed", "negated"} and not _inside_shared_negation(claim, span, comp, term, pair)
+    ]
     if opposite and len(opposite) * 2 >= len(pairs):
         comp.hedge = "one text negates what the other asserts, about something else"
         comp.hedge_polarity = opposite[0]
     return False
+
+
+def _inside_shared_negation(
+    claim: Analysis, span: Analysis, comp: Comparison, term: str, pair: tuple[str, str]
+) -> bool:
+    """A term negated on one side only because it sits inside a negation both texts make
+    ("no focal neurological deficits" / "the neurological examination was nonfocal": both
+    deny a focal deficit; "neurological" is only inside the first one's scope)."""
+    negated, other = (claim, span) if pair[0] == "negated" else (span, claim)
+    word = term if negated is claim else comp.matched[term]
+    head = negated.negation_head.get(word)
+    if head is None or head == word:
+        return False
+    return "negated" in other.status.get(head, frozenset())
 
 
 _EXCEPTING = re.compile(r"\b(?:except|other than|apart from|aside from|but not)\b")
@@ -954,7 +972,10 @@ def _negated_action(claim: Analysis, span: Analysis, comp: Comparison, shared: l
     differing = [
         term
         for term in comp.matched
-        if term not in shared and not term.startswith(("q:", "d:", "n:")) and len(set(pair(term))) > 1
+        if term not in shared
+        and term not in comp.result_terms
+        and not term.startswith(("q:", "d:", "n:"))
+        and len(set(pair(term))) > 1
     ]
     flipped = []
     for term in differing:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-HEURISTIC_VERSION = "offline-heuristic/2.5"
+HEURISTIC_VERSION = "offline-heuristic/3.0"
 
 
 @dataclass(frozen=True)
