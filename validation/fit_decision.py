@@ -18,8 +18,8 @@ The offline judge's rule checks run once on every item (``signals_out``); an ite
 conflict or assertion check decides keeps that verdict and is not fitted on. A logistic
 regression over the signals of the others (standardised; every data set weighs the same,
 whatever its size) gives P(entailed); the entailed threshold maximises the mean Youden J of
-"entailed" over the training sets, and the partial threshold brings the credit TBFact gives
-the three labels (1, 0.5, 0) closest to the labels (least squares).
+"entailed" over the training sets. No set labels a partly supported claim apart from an
+absent one, so partial stays TBFact's definition (the main concept is there), not fitted.
 
 **Leave-one-dataset-out**: for each data set, the model is fitted on the others and measured
 on it; those are the figures that count. The shipped model is fitted on all four.
@@ -195,7 +195,6 @@ def fit(items: Sequence[Item], features: Sequence[str] = FEATURES) -> DecisionMo
         coef=tuple(float(v) for v in model.coef_[0]),
         intercept=float(model.intercept_[0]),
         entail_threshold=0.5,
-        partial_threshold=0.0,
         trained_on={s: sum(i.dataset == s for i in items) for s in sorted({i.dataset for i in items})},
     )
     # Thresholds: the mean over the training sets of each set's Youden J.
@@ -210,18 +209,7 @@ def fit(items: Sequence[Item], features: Sequence[str] = FEATURES) -> DecisionMo
         grid, key=lambda t: np.mean([_youden((p_by_set[s] >= t) & ~strict[s], ent_by_set[s]) for s in sets])
     )
 
-    # The partial threshold: the credit TBFact gives each label (1, 0.5, 0) as close as it
-    # can be to the labels (least squares, the mean over the training sets).
-    def error(t: float) -> float:
-        errors = []
-        for s in sets:
-            p, y = p_by_set[s], ent_by_set[s].astype(float)
-            credit = np.where((p >= entail) & ~strict[s], 1.0, np.where(p >= t, 0.5, 0.0))
-            errors.append(float(np.mean((credit - y) ** 2)))
-        return float(np.mean(errors))
-
-    partial = min((t for t in grid if t <= entail), key=error)
-    return draft.model_copy(update={"entail_threshold": float(entail), "partial_threshold": float(partial)})
+    return draft.model_copy(update={"entail_threshold": float(entail)})
 
 
 def _credit(model: DecisionModel | None, item: Item) -> float:
@@ -321,8 +309,7 @@ def write_docs(figures: dict[str, Any], model: DecisionModel) -> None:
         "fitted judge minus the baseline (ROUGE-L precision; the share of the claim's content words "
         "found in the evidence; for κ with a threshold cross-fitted on the other half of the groups) "
         "with the 95 % interval of the difference, resampling answers, report pairs, texts or "
-        f"evidence texts (2,000 resamples). Shipped thresholds: partial {model.partial_threshold:.2f}, "
-        f"entailed {model.entail_threshold:.2f}.\n"
+        f"evidence texts (2,000 resamples). Shipped threshold for entailed: {model.entail_threshold:.2f}.\n"
     )
     DOC.write_text(text[:start] + block + text[end:], encoding="utf-8")
 
@@ -361,14 +348,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         model = fit([i for i in items if i.dataset != name])
         folds[name] = model
         figures["lodo"][name] = measure(held, model)
-        figures["lodo"][name]["thresholds"] = [model.partial_threshold, model.entail_threshold]
+        figures["lodo"][name]["entail_threshold"] = model.entail_threshold
         figures["rules"][name] = measure(held, None)
     final = fit(items)
     for name in SETS:
         figures["development"][name] = measure([i for i in items if i.dataset == name], final)
     print(report(figures))
     print("coefficients:", {f: round(c, 2) for f, c in zip(final.features, final.coef, strict=True)})
-    print("thresholds:", final.partial_threshold, final.entail_threshold)
+    print("entailed threshold:", final.entail_threshold)
     if args.write:
         shipped = final.model_copy(update={"figures": {"leave_one_dataset_out": figures["lodo"]}})
         DECISION_FILE.write_text(json.dumps(shipped.model_dump(), indent=1) + "\n", encoding="utf-8")

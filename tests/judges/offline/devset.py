@@ -80,7 +80,7 @@ DEV_SET: list[tuple[str, str, str, str | None]] = [
     # details that look like conflicts but are not
     (SKI, "She denies any other injuries.", "not_entailed", "missing"),
     (SKI, "Her pain is 4 out of 10.", "not_entailed", "incorrect"),
-    ("Pain is severe on a scale of 1 to 10.", "Her pain is 9 out of 10.", "not_entailed", "missing"),
+    ("Pain is severe on a scale of 1 to 10.", "Her pain is 9 out of 10.", "partial", "missing"),
     ("She will start naproxen 500 mg twice daily.", "She has tried ibuprofen.", "not_entailed", "missing"),
     ("Left ankle pain.", "Denies left calf pain.", "not_entailed", "missing"),
     ("Migraine attacks last 4 to 72 hours.", "A migraine lasts at least 4 hours.", "entailed", None),
@@ -100,7 +100,7 @@ DEV_SET: list[tuple[str, str, str, str | None]] = [
     (
         "UTI antibiotics include nitrofurantoin and fosfomycin.",
         "Ciprofloxacin treats UTI.",
-        "not_entailed",
+        "partial",
         "missing",
     ),
     # not there

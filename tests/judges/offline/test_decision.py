@@ -32,7 +32,6 @@ def _model(**update: object) -> DecisionModel:
         "coef": (2.0,),
         "intercept": 0.0,
         "entail_threshold": 0.6,
-        "partial_threshold": 0.3,
     }
     data.update(update)
     return DecisionModel.model_validate(data)
@@ -47,13 +46,14 @@ def test_probability_is_the_logistic_of_the_standardised_signals() -> None:
     assert model.probability(_signals(support=0.0)) == pytest.approx(1 / (1 + math.exp(4)))
 
 
-def test_labels_follow_the_thresholds_and_an_unstated_clinical_term_is_never_entailed() -> None:
+def test_labels_follow_the_threshold_the_unstated_term_rule_and_the_main_concept() -> None:
     model = _model()
     assert model.label(0.6, _signals()) == "entailed"
-    assert model.label(0.59, _signals()) == "partial"
-    assert model.label(0.3, _signals()) == "partial"
-    assert model.label(0.29, _signals()) == "not_entailed"
-    assert model.label(0.99, _signals(strict_missing=0.2)) == "partial"
+    assert model.label(0.99, _signals(strict_missing=0.2)) == "partial"  # an unstated clinical term
+    assert model.label(0.59, _signals(rule_partial=1.0)) == "partial"  # the main concept is there
+    assert model.label(0.59, _signals(rule_entailed=1.0)) == "partial"
+    assert model.label(0.59, _signals()) == "not_entailed"
+    assert model.label(0.01, _signals(rule_partial=1.0)) == "partial"
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,6 @@ def test_labels_follow_the_thresholds_and_an_unstated_clinical_term_is_never_ent
     [
         ({"coef": (1.0, 2.0)}, "same length"),
         ({"features": ("colour",), "mean": (0.0,), "scale": (1.0,), "coef": (1.0,)}, "unknown feature"),
-        ({"partial_threshold": 0.9}, "must not exceed"),
         ({"entail_threshold": 1.5}, "less than or equal to 1"),
     ],
 )
@@ -95,7 +94,6 @@ def test_the_shipped_model_is_documented_as_it_is() -> None:
         assert row is not None, feature
         assert float(row.group(1).replace("−", "-")) == pytest.approx(coef, abs=0.005), feature
     assert f"At {model.entail_threshold:.2f} or more the claim is `entailed`" in doc
-    assert f"from {model.partial_threshold:.2f} `partial`" in doc
 
 
 def test_the_fitted_decision_labels_and_grades_what_no_check_decides() -> None:

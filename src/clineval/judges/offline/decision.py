@@ -9,9 +9,10 @@ regression over interpretable :class:`Signals`, fitted by ``validation/fit_decis
 human-labelled and hand-written pairs and shipped as ``decision.json`` beside this module
 (its coefficients, the data it was fitted on and its leave-one-dataset-out figures).
 
-The probability of "entailed" is the verdict's graded ``support``; two thresholds of that
-probability, fitted with it, split entailed / partial / not entailed, except that a claim
-with a clinical term the evidence does not state is never entailed (:meth:`DecisionModel.label`).
+The probability of "entailed" is the verdict's graded ``support``; a threshold of it, fitted
+with it, says which claims are entailed, except that a claim with a clinical term the
+evidence does not state is never entailed; of the others, those whose main concept the
+evidence states are partly entailed (:meth:`DecisionModel.label`).
 """
 
 from __future__ import annotations
@@ -99,8 +100,6 @@ class DecisionModel(BaseModel):
     intercept: float
     entail_threshold: float = Field(ge=0.0, le=1.0)
     """P(entailed) at or above which the claim is ``entailed``."""
-    partial_threshold: float = Field(ge=0.0, le=1.0)
-    """P(entailed) at or above which (and below the other) it is ``partial``."""
     trained_on: dict[str, int] = Field(default_factory=dict)
     """Items per data set the coefficients were fitted on."""
     figures: dict[str, Any] = Field(default_factory=dict)
@@ -114,8 +113,6 @@ class DecisionModel(BaseModel):
         unknown = sorted(set(self.features) - set(Signals.names()))
         if unknown:
             raise ValueError(f"unknown feature(s) {unknown}; known: {list(Signals.names())}")
-        if self.partial_threshold > self.entail_threshold:
-            raise ValueError("partial_threshold must not exceed entail_threshold")
         return self
 
     def probability(self, signals: Signals) -> float:
@@ -126,13 +123,16 @@ class DecisionModel(BaseModel):
         return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
     def label(self, probability: float, signals: Signals) -> str:
-        """``entailed``, ``partial`` or ``not_entailed`` for this probability. A claim with a
-        clinical or rare term the evidence does not state (in the same words, a synonym or
-        abbreviation, or the same concept of the clinical vocabulary) is never ``entailed``:
-        at most ``partial``, whatever else the texts share."""
+        """``entailed`` from the entailed threshold up, except that a claim with a clinical or
+        rare term the evidence does not state (in the same words, a synonym or abbreviation,
+        or the same concept of the clinical vocabulary) is never ``entailed``, only
+        ``partial``. Below it, ``partial`` when the main concept is there and part of the
+        claim is not (TBFact's definition, which the coverage rules check: no labelled set
+        tells a partly supported claim from an absent one, so this boundary is not fitted),
+        else ``not_entailed``."""
         if probability >= self.entail_threshold:
             return "partial" if signals.strict_missing > 0 else "entailed"
-        if probability >= self.partial_threshold:
+        if signals.rule_entailed or signals.rule_partial:
             return "partial"
         return "not_entailed"
 
@@ -140,7 +140,6 @@ class DecisionModel(BaseModel):
         return {
             "version": self.version,
             "entail_threshold": self.entail_threshold,
-            "partial_threshold": self.partial_threshold,
             "trained_on": dict(self.trained_on),
         }
 
