@@ -37,8 +37,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from clineval.judges.base import JudgeAnswer, JudgeError, MessagesLike, T
 from clineval.judges.nli.model import EntailmentModel, Probabilities, load_model
+from clineval.judges.offline.judge import PrimitivesOnlyJudge
 from clineval.judges.offline.primitives import OfflinePrimitives
 from clineval.judges.offline.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from clineval.judges.primitives import Verdict
@@ -246,11 +246,6 @@ class NliPrimitives(OfflinePrimitives):
         ]
 
 
-_ASK_REFUSAL = (
-    "needs an LLM judge (--judge openai:MODEL, azure, or CLINEVAL_JUDGE): the nli judge answers "
-    "only the built-in factuality and RAG primitives, not free-form criteria"
-)
-
 _models: dict[tuple[str, int, int], EntailmentModel] = {}
 _models_lock = threading.Lock()
 
@@ -269,25 +264,12 @@ def shared_model(folder: Path) -> EntailmentModel:
         return model
 
 
-class NliJudge:
+class NliJudge(PrimitivesOnlyJudge):
     """The offline judge with a local NLI model checking the facts (``--judge nli:PATH``)."""
+
+    provider = "nli"
 
     def __init__(self, folder: str | Path, *, model: EntailmentModel | None = None):
         self.folder = Path(folder)
         loaded = model if model is not None else shared_model(self.folder)
         self.primitives = NliPrimitives(loaded, f"nli:{self.folder.resolve().name}")
-
-    @property
-    def name(self) -> str:
-        return self.primitives.name
-
-    def describe(self) -> dict[str, Any]:
-        return {"provider": "nli", **self.primitives.describe()}
-
-    async def ask(
-        self, messages: MessagesLike, schema: type[T], *, max_tokens: int | None = None
-    ) -> JudgeAnswer[T]:
-        raise JudgeError(_ASK_REFUSAL)
-
-    async def aclose(self) -> None:
-        return None

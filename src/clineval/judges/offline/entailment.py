@@ -398,21 +398,9 @@ def _compare(
         comp.result_terms.update(x for x in a.terms if "negated" in a.status.get(x, frozenset()))
     span_by_results = _negated_only_by_results(span)
     for (start, end), hit in _results_stated(a, span).items():
-        for term in a.terms_between(start, end):
-            if term in comp.missing:
-                comp.missing.remove(term)
-                for lst in (comp.missing_keys, comp.strict_missing):
-                    if term in lst:
-                        lst.remove(term)
-                comp.matched[term] = hit
+        _stated(comp, a.terms_between(start, end), hit)
     for mention, hit in _concepts_stated(a, span).items():
-        for term in mention.terms:
-            if term in comp.missing:
-                comp.missing.remove(term)
-                for lst in (comp.missing_keys, comp.strict_missing):
-                    if term in lst:
-                        lst.remove(term)
-                comp.matched[term] = hit
+        _stated(comp, mention.terms, hit)
     if span_by_results:
         comp.result_terms.update(
             x for x, hit in comp.matched.items() if "negated" in span.status.get(hit, frozenset())
@@ -473,6 +461,17 @@ def _compare(
     if (conflicts or polarity) and comp.conflict is None and comp.hedge is None:
         _check_advice_against(a, span, comp)
     return comp
+
+
+def _stated(comp: Comparison, terms: Sequence[str], hit: str) -> None:
+    """The span states ``terms`` of the claim (as ``hit``): no longer missing."""
+    for term in terms:
+        if term in comp.missing:
+            comp.missing.remove(term)
+            for lst in (comp.missing_keys, comp.strict_missing):
+                if term in lst:
+                    lst.remove(term)
+            comp.matched[term] = hit
 
 
 def _negated_only_by_results(a: Analysis) -> bool:

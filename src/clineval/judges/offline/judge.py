@@ -10,16 +10,38 @@ from clineval.judges.offline.decision import DecisionModel
 from clineval.judges.offline.primitives import OfflinePrimitives
 from clineval.judges.offline.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
-__all__ = ["OfflineJudge"]
-
-_ASK_REFUSAL = (
-    "needs an LLM judge (--judge openai:MODEL, azure, or CLINEVAL_JUDGE): the offline judge only "
-    "answers the built-in factuality and RAG primitives (TBFact, the ASTRID triad, faithfulness, "
-    "context relevance), not free-form criteria"
-)
+__all__ = ["OfflineJudge", "PrimitivesOnlyJudge"]
 
 
-class OfflineJudge:
+class PrimitivesOnlyJudge:
+    """A :class:`~clineval.judges.base.Judge` that answers only the built-in primitives
+    (through its ``primitives`` attribute) and refuses free-form prompts, which need an
+    LLM judge. Subclasses set ``provider`` and ``primitives``."""
+
+    provider = "offline"
+    primitives: OfflinePrimitives
+
+    @property
+    def name(self) -> str:
+        return self.primitives.name
+
+    def describe(self) -> dict[str, Any]:
+        return {"provider": self.provider, **self.primitives.describe()}
+
+    async def ask(
+        self, messages: MessagesLike, schema: type[T], *, max_tokens: int | None = None
+    ) -> JudgeAnswer[T]:
+        raise JudgeError(
+            f"needs an LLM judge (--judge openai:MODEL, azure, or CLINEVAL_JUDGE): the {self.provider} "
+            "judge only answers the built-in factuality and RAG primitives (TBFact, the ASTRID triad, "
+            "faithfulness, context relevance), not free-form criteria"
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+class OfflineJudge(PrimitivesOnlyJudge):
     """The default judge: deterministic heuristics on CPU, no network, no key."""
 
     def __init__(
@@ -30,18 +52,3 @@ class OfflineJudge:
         """``decision``: the fitted decision (the one shipped with clineval by default;
         ``None``: the rule thresholds alone)."""
         self.primitives = OfflinePrimitives(thresholds, decision=decision)
-
-    @property
-    def name(self) -> str:
-        return "offline"
-
-    def describe(self) -> dict[str, Any]:
-        return {"provider": "offline", **self.primitives.describe()}
-
-    async def ask(
-        self, messages: MessagesLike, schema: type[T], *, max_tokens: int | None = None
-    ) -> JudgeAnswer[T]:
-        raise JudgeError(_ASK_REFUSAL)
-
-    async def aclose(self) -> None:
-        return None
