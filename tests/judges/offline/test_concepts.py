@@ -1,0 +1,67 @@
+"""Concepts of the clinical vocabulary in the offline judge's check: the same concept in
+other words is stated, a subtype states its parent, a sibling in the same frame is a swap."""
+
+from __future__ import annotations
+
+import pytest
+
+from clineval.judges.offline import OfflinePrimitives
+from clineval.nlp.analysis import analyze
+
+
+@pytest.fixture(scope="module")
+def primitives() -> OfflinePrimitives:
+    return OfflinePrimitives()
+
+
+def test_concept_mentions_know_capital_abbreviations_and_names_with_articles() -> None:
+    gad = analyze("GAD, managed with CBT.")
+    assert [m.surface for m in gad.concepts] == ["gad"]
+    assert "MONDO:0001942" in gad.concepts[0].ids  # generalized anxiety disorder
+    assert analyze("gad about town.").concepts == ()  # in lower case it is a word
+    pancreas = analyze("Mass in the tail of the pancreas.")
+    assert any(m.surface == "tail of the pancreas" and m.type == "anatomy" for m in pancreas.concepts)
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("History of generalized anxiety disorder.", "History of GAD."),  # an abbreviation
+        ("She had a heart attack in 2019.", "She had a myocardial infarction in 2019."),  # lay words
+        ("He has diabetes mellitus.", "He has type 2 diabetes mellitus."),  # a subtype states its parent
+    ],
+)
+def test_the_same_or_a_narrower_concept_states_the_claim(
+    primitives: OfflinePrimitives, claim: str, evidence: str
+) -> None:
+    [verdict] = primitives.check_facts_sync([claim], evidence)
+    assert verdict.label == "entailed", verdict.explanation
+
+
+def test_a_parent_does_not_state_its_subtype(primitives: OfflinePrimitives) -> None:
+    [verdict] = primitives.check_facts_sync(["He has type 2 diabetes mellitus."], "He has diabetes mellitus.")
+    assert verdict.label != "entailed", verdict.explanation
+    assert verdict.reason != "incorrect"
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("CT head: acute ischemic stroke.", "CT head: acute hemorrhagic stroke."),
+        ("Chest CT: nodule in the right upper lobe.", "Chest CT: nodule in the right lower lobe."),
+        ("MRI brain: infarct in the left occipital lobe.", "MRI brain: infarct in the left temporal lobe."),
+    ],
+)
+def test_a_sibling_in_the_same_frame_is_a_swap(
+    primitives: OfflinePrimitives, claim: str, evidence: str
+) -> None:
+    [verdict] = primitives.check_facts_sync([claim], evidence)
+    assert (verdict.label, verdict.reason) == ("not_entailed", "incorrect"), verdict.explanation
+
+
+def test_a_sibling_among_several_is_a_missing_item_not_a_swap(primitives: OfflinePrimitives) -> None:
+    [verdict] = primitives.check_facts_sync(
+        ["MRI brain: infarcts in the left occipital lobe."],
+        "MRI brain: infarcts in the left temporal lobe and the left frontal lobe.",
+    )
+    assert verdict.reason != "incorrect", verdict.explanation
