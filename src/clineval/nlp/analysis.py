@@ -36,6 +36,7 @@ from clineval.nlp.lexicon import (
     BODY_SITES,
     DIAGNOSIS_SUFFIXES,
     DIAGNOSIS_WORDS,
+    DRUG_CLASS,
     DRUG_ROLE,
     INFECTIONS,
     SYMPTOM_WORDS,
@@ -448,6 +449,9 @@ def _implied(drugs: frozenset[str]) -> frozenset[str]:
         if role:
             out.add(role)
             out.update(w if "_" in w else stem(w) for w in _ROLE_WORDS.get(role, ()))
+        drug_class = DRUG_CLASS.get(drug)
+        if drug_class:
+            out.add(drug_class if "_" in drug_class else stem(drug_class))
     return frozenset(out)
 
 

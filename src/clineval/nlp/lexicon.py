@@ -996,6 +996,26 @@ _DRUG_ROLES: dict[str, str] = {
     "scopolamine|dicyclomine|hyoscyamine": "antispasmodic",
 }
 DRUG_ROLE: dict[str, str] = {name: role for names, role in _DRUG_ROLES.items() for name in names.split("|")}
+# The pharmacological class of common drugs, so that a drug states its class ("started on
+# metoprolol" states "started on a beta blocker"). The drug dictionary of the clinical
+# vocabulary files drugs by chemical structure (MeSH), not by what they do.
+_DRUG_CLASSES: dict[str, str] = {
+    "beta_blocker": "metoprolol|atenolol|bisoprolol|carvedilol|propranolol|labetalol|nebivolol|nadolol",
+    "ace_inhibitor": "lisinopril|enalapril|ramipril|captopril|benazepril|perindopril|quinapril|fosinopril",
+    "angiotensin_receptor_blocker": "losartan|valsartan|irbesartan|candesartan|olmesartan|telmisartan",
+    "calcium_channel_blocker": "amlodipine|nifedipine|diltiazem|verapamil|felodipine|nicardipine",
+    "statin": "atorvastatin|simvastatin|rosuvastatin|pravastatin|lovastatin|pitavastatin|fluvastatin",
+    "ssri": "sertraline|fluoxetine|citalopram|escitalopram|paroxetine|fluvoxamine",
+    "snri": "venlafaxine|duloxetine|desvenlafaxine|levomilnacipran",
+    "proton_pump_inhibitor": "omeprazole|pantoprazole|esomeprazole|lansoprazole|rabeprazole|dexlansoprazole",
+    "nsaid": "ibuprofen|naproxen|diclofenac|celecoxib|meloxicam|indomethacin|ketorolac|etodolac",
+    "anticoagulant": "warfarin|apixaban|rivaroxaban|dabigatran|edoxaban|heparin|enoxaparin|dalteparin",
+    "benzodiazepine": "lorazepam|diazepam|alprazolam|clonazepam|midazolam|temazepam|chlordiazepoxide",
+    "opioid": "morphine|oxycodone|hydromorphone|fentanyl|tramadol|codeine|hydrocodone|methadone",
+    "steroid": "prednisone|prednisolone|methylprednisolone|dexamethasone|hydrocortisone|budesonide",
+    "diuretic": "furosemide|bumetanide|torsemide|hydrochlorothiazide|chlorthalidone|indapamide",
+}
+DRUG_CLASS: dict[str, str] = {name: cls for cls, names in _DRUG_CLASSES.items() for name in names.split("|")}
 DRUG_CLASS_WORDS = _words(
     "ssri|snri|nsaid|ace_inhibitor|angiotensin_receptor_blocker|beta_blocker|calcium_channel_blocker"
     "|anticoagulant|antibiotic|steroid|statin|insulin|diuretic|antidepressant|antihistamine|antiviral"

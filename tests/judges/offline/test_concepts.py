@@ -65,3 +65,26 @@ def test_a_sibling_among_several_is_a_missing_item_not_a_swap(primitives: Offlin
         "MRI brain: infarcts in the left temporal lobe and the left frontal lobe.",
     )
     assert verdict.reason != "incorrect", verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("She was started on a beta blocker.", "She was started on metoprolol."),
+        ("He takes an SSRI.", "He takes sertraline 50 mg daily."),
+        ("She takes a statin.", "She takes atorvastatin 40 mg."),
+        ("He is on an anticoagulant.", "He is on apixaban 5 mg twice daily."),
+    ],
+)
+def test_a_drug_states_its_class(primitives: OfflinePrimitives, claim: str, evidence: str) -> None:
+    [verdict] = primitives.check_facts_sync([claim], evidence)
+    assert verdict.label == "entailed", verdict.explanation
+
+
+def test_a_class_does_not_state_a_drug_and_is_no_rival_of_its_own_drug(primitives: OfflinePrimitives) -> None:
+    [vaguer] = primitives.check_facts_sync(["She takes metoprolol."], "She takes a beta blocker.")
+    assert vaguer.label != "entailed" and vaguer.reason != "incorrect", vaguer.explanation
+    [other] = primitives.check_facts_sync(
+        ["She was started on a beta blocker."], "She was started on lisinopril."
+    )
+    assert (other.label, other.reason) == ("not_entailed", "incorrect"), other.explanation

@@ -61,6 +61,7 @@ from clineval.nlp.lexicon import (
     BODY_SITES,
     CARE_ROLES,
     CONTRAST_SETS,
+    DRUG_CLASS,
     FINDINGS,
     GENERIC_ABNORMALITY,
     NORMAL_WORDS,
@@ -1192,6 +1193,7 @@ def _rivals(
     used = set(comp.matched.values())
     contrast = _CONTRAST_OF.get(term, frozenset())
     role = drug_role(term)
+    surface = claim.surface.get(term, term)
     out = []
     for other, (start, _) in span.term_spans.items():
         if other in used or other.startswith(("q:", "d:", "n:")) or not slot[0] <= start < slot[1]:
@@ -1208,7 +1210,7 @@ def _rivals(
             continue  # who to see ("ask your pharmacist"), not what the claim names instead
         if _polarity_of(span, other) in ("negated", "advised against"):
             continue  # denied ("do not take it on an empty stomach"): agrees with the claim's "with food"
-        if role is not None and stem(other) == stem(role):
+        if (role is not None and stem(other) == stem(role)) or other == DRUG_CLASS.get(surface, ""):
             continue  # the drug's own class ("clobetasol" / "topical steroid"): vaguer, not another drug
         if kind == "qualifier":
             if other in _CONTRAST_OF.get(term, frozenset()) and not _same_class(term, other):
