@@ -17,7 +17,18 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from clineval.nlp.lexicon import ABBREVIATIONS, LOW_WEIGHT_WORDS, NUMBER_WORDS, ORGANISMS, STOPWORDS, SYNONYMS
+from clineval.nlp import vocabulary
+from clineval.nlp.lexicon import (
+    ABBREVIATIONS,
+    DRUG_CLASS_WORDS,
+    DRUG_ROLE,
+    ENDOGENOUS_SUBSTANCES,
+    LOW_WEIGHT_WORDS,
+    NUMBER_WORDS,
+    ORGANISMS,
+    STOPWORDS,
+    SYNONYMS,
+)
 
 __all__ = [
     "Token",
@@ -265,6 +276,7 @@ def normalize(text: str) -> str:
     t = _OVER_RE.sub(r"\1/\2", t)
     t = _ROMAN_RE.sub(_arabic_numerals, t)
     t = _SYNONYM_RE.sub(lambda m: _SYNONYM_TABLE[m.group(0)], t)
+    t = _generic_drug_names(t)
     t = _BINOMIAL_RE.sub(_join_binomial, t)
     t = _FREE_OF_RE.sub(r"no \1", t)
     t = _AGE_SEX_SHORT_RE.sub(
@@ -272,6 +284,38 @@ def normalize(text: str) -> str:
     )
     t = _AGE_SEX_RE.sub(lambda m: f"{m.group(1)} {'male' if m.group(2) == 'm' else 'female'}", t)
     return re.sub(r"\s+", " ", t).strip()
+
+
+_GENERIC = re.compile(r"[a-z][a-z0-9]*")
+_KNOWN_DRUG_WORDS = frozenset(SYNONYMS) | frozenset(DRUG_ROLE) | DRUG_CLASS_WORDS
+
+
+def _generic_drug_names(text: str) -> str:
+    """Brand names and other names of a drug, as the clinical vocabulary's drug dictionary
+    knows them, become the drug's generic name ("Eliquis" -> "apixaban", "Zoloft" ->
+    "sertraline"); a drug of one word only (combinations and classes keep their words)."""
+    try:
+        found = vocabulary.mentions(text)
+    except vocabulary.VocabularyMissing:
+        return text
+    parts: list[str] = []
+    last = 0
+    for m in found:
+        if m.type != "drug" or len(m.concepts) != 1 or not m.concepts[0].startswith("DRUG:"):
+            continue
+        generic = m.concepts[0][5:]
+        surface = m.surface.lower()
+        if (
+            not _GENERIC.fullmatch(generic)
+            or " " in surface  # one word only: "vitamin D" is a lab test as often as a drug
+            or surface in _KNOWN_DRUG_WORDS  # already the lexicon's word (a class, a role)
+            or surface in ENDOGENOUS_SUBSTANCES  # measured in the blood: "cortisol" is not hydrocortisone
+            or stem(surface) == stem(generic)
+        ):
+            continue
+        parts += [text[last : m.start], generic]
+        last = m.end
+    return "".join(parts) + text[last:] if parts else text
 
 
 @dataclass(frozen=True)

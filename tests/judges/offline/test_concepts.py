@@ -88,3 +88,27 @@ def test_a_class_does_not_state_a_drug_and_is_no_rival_of_its_own_drug(primitive
         ["She was started on a beta blocker."], "She was started on lisinopril."
     )
     assert (other.label, other.reason) == ("not_entailed", "incorrect"), other.explanation
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("She was started on apixaban.", "She was started on Eliquis."),
+        ("He takes ticagrelor 90 mg twice daily.", "He takes Brilinta 90 mg twice daily."),
+        ("Continue furosemide.", "Continue Lasix."),
+    ],
+)
+def test_a_brand_name_is_its_generic(primitives: OfflinePrimitives, claim: str, evidence: str) -> None:
+    """Brand names come from the vocabulary's drug dictionary, not from a hand list."""
+    [verdict] = primitives.check_facts_sync([claim], evidence)
+    assert verdict.label == "entailed", verdict.explanation
+
+
+def test_a_hormone_measured_in_the_blood_is_not_the_drug() -> None:
+    from clineval.nlp.terms import normalize
+
+    assert (
+        normalize("Cortisol 5 mcg/dL, free thyroxine 1.2 ng/dL.")
+        == "cortisol 5 mcg/dl, free thyroxine 1.2 ng/dl."
+    )
+    assert normalize("Started Eliquis and Zoloft.") == "started apixaban and sertraline."
