@@ -4,6 +4,7 @@ from clineval.model.case import CASE_FIELDS, AgentRun, Case, GoldFact, ToolCall,
 from clineval.model.review import ReviewQueue, ReviewRecord
 from clineval.model.run import AgentOutput, DatasetInfo, GitInfo, ResultRecord, RunRecord, RunStatus, Tags
 from clineval.model.score import Score, ScoreStatus
+from clineval.model.trace import SpanEvent, SpanRecord, SpanStatus
 
 __all__ = [
     "CASE_FIELDS",
@@ -20,6 +21,9 @@ __all__ = [
     "RunStatus",
     "Score",
     "ScoreStatus",
+    "SpanEvent",
+    "SpanRecord",
+    "SpanStatus",
     "Tags",
     "ToolCall",
     "Turn",
