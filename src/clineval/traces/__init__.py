@@ -1,0 +1,1 @@
+"""OpenTelemetry traces: receiving, importing, assembling into conversations, and scoring."""
