@@ -76,6 +76,7 @@ FEATURES = (
     "clineval.environments",
     "clineval.review",
     "clineval.suites",
+    "clineval.traces",
     "clineval.viewer",
 )
 
