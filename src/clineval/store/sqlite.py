@@ -145,6 +145,33 @@ CREATE TABLE IF NOT EXISTS review_claims (
     PRIMARY KEY (queue_id, case_id, reviewer)
 );
 """
+# Spans of OpenTelemetry traces (clineval.store.traces): append-only, one row per (trace, span);
+# added like the review tables, without a schema version change.
+_SCHEMA += """
+CREATE TABLE IF NOT EXISTS spans (
+    seq INTEGER PRIMARY KEY,
+    trace_id TEXT NOT NULL,
+    span_id TEXT NOT NULL,
+    parent_span_id TEXT,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    start_ns INTEGER NOT NULL,
+    end_ns INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    status_message TEXT NOT NULL,
+    conversation_id TEXT,
+    attributes TEXT NOT NULL,
+    events TEXT NOT NULL,
+    resource TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    source TEXT NOT NULL,
+    received_at REAL NOT NULL,
+    UNIQUE (trace_id, span_id)
+);
+CREATE INDEX IF NOT EXISTS spans_by_start ON spans (start_ns);
+CREATE INDEX IF NOT EXISTS spans_by_conversation ON spans (conversation_id, start_ns)
+    WHERE conversation_id IS NOT NULL;
+"""
 
 
 _INSERT_OUTPUT = "INSERT INTO outputs (run_id, case_id, data, created_at) VALUES (?, ?, ?, ?)"

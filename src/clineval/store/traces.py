@@ -1,0 +1,229 @@
+"""Spans of OpenTelemetry traces in the run store (``clineval collect``, ``clineval traces import``).
+
+The ``spans`` table is append-only: a span is identified by ``(trace_id, span_id)`` and is
+stored once, so an exporter that sends the same spans again (a retry, a file imported twice)
+adds nothing; :meth:`TraceStore.add` says how many were new. A batch is written in one
+transaction (``executemany``), all or nothing. ``gen_ai.conversation.id``, when a span has
+it, is kept in a column of its own, indexed, beside the start time; ``seq`` numbers rows in
+the order they arrived (what a monitor has already seen), and ``received_at`` is when.
+Attributes, events and resource attributes are JSON text, masked by
+:mod:`clineval.redaction` on the way in.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from clineval.model.trace import SpanEvent, SpanRecord
+from clineval.redaction import Masker
+from clineval.store.sqlite import RunStore
+
+__all__ = ["CONVERSATION_ID", "AddResult", "SpanGroup", "TraceStore"]
+
+#: The GenAI semantic conventions' attribute that names the conversation a span belongs to.
+CONVERSATION_ID = "gen_ai.conversation.id"
+
+_COLUMNS = (
+    "trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns, status, status_message,"
+    " conversation_id, attributes, events, resource, scope, source"
+)
+_INSERT = (
+    "INSERT OR IGNORE INTO spans (trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns, status,"
+    " status_message, conversation_id, attributes, events, resource, scope, source, received_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What one :meth:`TraceStore.add` did: spans handed in, and how many of them were new."""
+
+    received: int
+    stored: int
+
+    @property
+    def duplicates(self) -> int:
+        return self.received - self.stored
+
+
+@dataclass(frozen=True)
+class SpanGroup:
+    """A conversation or a trace as stored so far: its spans, and when its last one started,
+    ended and arrived (a conversation idle for a while is taken as complete)."""
+
+    key: str
+    spans: int
+    first_start_ns: int
+    last_start_ns: int
+    last_end_ns: int
+    last_received_at: float
+
+
+def _conversation_id(span: SpanRecord) -> str | None:
+    value = span.attributes.get(CONVERSATION_ID)
+    if value is None or isinstance(value, dict | list):
+        return None
+    text = str(value)
+    return text or None
+
+
+def _row(span: SpanRecord, masker: Masker, now: float) -> tuple[object, ...]:
+    events = [event.model_dump(mode="json") for event in span.events]
+    return (
+        span.trace_id,
+        span.span_id,
+        span.parent_span_id,
+        span.name,
+        span.kind,
+        span.start_time_unix_nano,
+        span.end_time_unix_nano,
+        span.status,
+        masker.text(span.status_message),
+        _conversation_id(span),
+        masker.dumps(span.attributes),
+        masker.dumps(events),
+        masker.dumps(span.resource),
+        span.scope,
+        span.source,
+        now,
+    )
+
+
+def _record(row: Sequence[Any]) -> SpanRecord:
+    return SpanRecord(
+        trace_id=row[0],
+        span_id=row[1],
+        parent_span_id=row[2],
+        name=row[3],
+        kind=row[4],
+        start_time_unix_nano=row[5],
+        end_time_unix_nano=row[6],
+        status=row[7],
+        status_message=row[8],
+        # row[9] is the conversation id, also in the attributes
+        attributes=json.loads(row[10]),
+        events=tuple(SpanEvent.model_validate(event) for event in json.loads(row[11])),
+        resource=json.loads(row[12]),
+        scope=row[13],
+        source=row[14],
+    )
+
+
+def _group(row: Sequence[Any]) -> SpanGroup:
+    return SpanGroup(
+        key=row[0],
+        spans=row[1],
+        first_start_ns=row[2],
+        last_start_ns=row[3],
+        last_end_ns=row[4],
+        last_received_at=row[5],
+    )
+
+
+class TraceStore:
+    """The ``spans`` table of one run store."""
+
+    def __init__(self, store: RunStore):
+        self.store = store
+
+    @property
+    def available(self) -> bool:
+        """The store has the spans table (one last written by an older clineval and opened
+        read-only does not: it reads as a store without spans)."""
+        return self.store.has_table("spans")
+
+    # writing ---------------------------------------------------------------------------
+
+    def add(self, spans: Iterable[SpanRecord], *, now: float | None = None) -> AddResult:
+        """Store the spans not stored yet, in one transaction; committed when this returns."""
+        masker = Masker()
+        when = time.time() if now is None else now
+        rows = [_row(span, masker, when) for span in spans]
+        if not rows:
+            return AddResult(received=0, stored=0)
+        with self.store.transaction() as conn:
+            before = conn.total_changes
+            conn.executemany(_INSERT, rows)
+            stored = conn.total_changes - before
+        return AddResult(received=len(rows), stored=stored)
+
+    # reading ---------------------------------------------------------------------------
+
+    def _spans(self, where: str, params: Sequence[object], *, limit: int | None = None) -> list[SpanRecord]:
+        if not self.available:
+            return []
+        sql = f"SELECT {_COLUMNS} FROM spans WHERE {where} ORDER BY start_ns, seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_record(row) for row in self.store.query(sql, params)]
+
+    def trace(self, trace_id: str) -> list[SpanRecord]:
+        """The spans of one trace, by start time."""
+        return self._spans("trace_id = ?", (trace_id.lower(),))
+
+    def conversation(self, conversation_id: str) -> list[SpanRecord]:
+        """The spans that carry ``gen_ai.conversation.id = conversation_id``, by start time."""
+        return self._spans("conversation_id = ?", (conversation_id,))
+
+    def since(
+        self, start_ns: int, *, until_ns: int | None = None, limit: int | None = None
+    ) -> list[SpanRecord]:
+        """The spans that started at or after ``start_ns`` (and before ``until_ns``), by start time."""
+        where, params = "start_ns >= ?", [start_ns]
+        if until_ns is not None:
+            where += " AND start_ns < ?"
+            params.append(until_ns)
+        return self._spans(where, params, limit=limit)
+
+    def after_seq(self, seq: int, *, limit: int = 10_000) -> tuple[list[SpanRecord], int]:
+        """Spans that arrived after row ``seq`` (in arrival order), and the last row's ``seq``
+        (``seq`` itself when none did): what a monitor has not seen yet."""
+        if not self.available:
+            return [], seq
+        rows = self.store.query(
+            f"SELECT {_COLUMNS}, seq FROM spans WHERE seq > ? ORDER BY seq LIMIT ?", (seq, int(limit))
+        )
+        return [_record(row) for row in rows], (rows[-1][-1] if rows else seq)
+
+    def _groups(self, key: str, since_ns: int | None) -> list[SpanGroup]:
+        if not self.available:
+            return []
+        where = f"{key} IS NOT NULL"
+        params: list[object] = []
+        if since_ns is not None:
+            where += " AND start_ns >= ?"
+            params.append(since_ns)
+        rows = self.store.query(
+            f"SELECT {key}, COUNT(*), MIN(start_ns), MAX(start_ns), MAX(end_ns), MAX(received_at)"
+            f" FROM spans WHERE {where} GROUP BY {key} ORDER BY MAX(received_at), {key}",
+            params,
+        )
+        return [_group(row) for row in rows]
+
+    def conversations(self, *, since_ns: int | None = None) -> list[SpanGroup]:
+        """Each conversation (``gen_ai.conversation.id``) with spans (started since ``since_ns``):
+        its span count and when its last span started, ended and arrived; least recent first."""
+        return self._groups("conversation_id", since_ns)
+
+    def traces(self, *, since_ns: int | None = None) -> list[SpanGroup]:
+        """Each trace with spans (started since ``since_ns``), as :meth:`conversations`."""
+        return self._groups("trace_id", since_ns)
+
+    def count(self) -> int:
+        """How many spans are stored."""
+        if not self.available:
+            return 0
+        return int(self.store.query("SELECT COUNT(*) FROM spans")[0][0])
+
+    def counts(self) -> dict[str, int]:
+        """Spans, traces and conversations stored."""
+        if not self.available:
+            return {"spans": 0, "traces": 0, "conversations": 0}
+        spans, traces, conversations = self.store.query(
+            "SELECT COUNT(*), COUNT(DISTINCT trace_id), COUNT(DISTINCT conversation_id) FROM spans"
+        )[0]
+        return {"spans": int(spans), "traces": int(traces), "conversations": int(conversations)}
