@@ -100,6 +100,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "clineval.cli.calibrate:calibrate_command",
         "Measure a judge against clinicians' labels, beside trivial baselines (95% intervals).",
     ),
+    "collect": (
+        "clineval.cli.traces:collect_command",
+        "Receive OpenTelemetry traces over OTLP/HTTP (POST /v1/traces) and store their spans.",
+    ),
     "compare": (
         "clineval.cli.compare:compare_command",
         "Compare run B with run A (the baseline) case by case: what regressed, what improved.",
@@ -127,6 +131,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "review": (
         "clineval.cli.review:review_group",
         "Clinicians' review of a run: plan a queue of cases, follow it, export and import verdicts.",
+    ),
+    "traces": (
+        "clineval.cli.traces:traces_group",
+        "OpenTelemetry traces: import trace files into the run store (see docs/traces.md).",
     ),
     "validate": (
         "clineval.cli.suite:validate_command",

@@ -1,0 +1,168 @@
+"""``clineval collect`` (an OTLP/HTTP trace receiver) and ``clineval traces import`` (trace files).
+
+The logic lives in :mod:`clineval.traces` and :mod:`clineval.store.traces` (imported when a
+command runs, so that ``clineval --help`` stays quick); see docs/traces.md.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.text import Text
+
+from clineval.cli.common import err, friendly, out, store_option
+from clineval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from clineval.traces.receiver import Counters
+
+LOCALHOST = "127.0.0.1"
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+TOKEN_ENV = "CLINEVAL_COLLECT_TOKEN"
+
+
+def _progress(counters: Counters, stop: threading.Event, every_s: float = 1.0) -> None:
+    """Print the receiver's totals when they change, once a second at most."""
+    shown = ""
+    while not stop.wait(every_s):
+        totals = counters.snapshot()
+        line = totals.describe()
+        if line != shown and totals.requests:
+            err.print(line, highlight=False, soft_wrap=True, markup=False)
+            shown = line
+
+
+@click.command(name="collect")
+@store_option
+@click.option(
+    "--port",
+    "-p",
+    default=4318,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on (4318: OTLP/HTTP's; 0: a free port).",
+)
+@click.option(
+    "--host",
+    default=LOCALHOST,
+    show_default=True,
+    help="Address to listen on; anything but localhost accepts traces from the network.",
+)
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    default=None,
+    help=f"Require 'Authorization: Bearer TOKEN' (env {TOKEN_ENV}; prefer the variable).",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(1024, None),
+    default=None,
+    help="Largest request body accepted, before and after gzip (default 20 MiB).",
+)
+@friendly
+def collect_command(store_path: str, port: int, host: str, token: str | None, max_bytes: int | None) -> None:
+    """Receive OpenTelemetry traces over OTLP/HTTP (POST /v1/traces) and store their spans."""
+    import uvicorn
+
+    from clineval.cli.view import _bind, _url
+    from clineval.redaction import register_secret
+    from clineval.store.sqlite import RunStore
+    from clineval.store.traces import TraceStore
+    from clineval.traces.receiver import DEFAULT_MAX_BYTES, TRACES_PATH, Counters, create_receiver
+
+    if token is not None and not token.strip():
+        raise ConfigError(f"--token (or {TOKEN_ENV}) is empty; give a token or leave it unset")
+    register_secret(token)
+    limit = max_bytes or DEFAULT_MAX_BYTES
+    Path(store_path).parent.mkdir(parents=True, exist_ok=True)
+    store = RunStore(Path(store_path))
+    counters = Counters()
+    app = create_receiver(TraceStore(store), token=token, max_bytes=limit, counters=counters)
+    sock = _bind(host, port)
+    endpoint = _url(host, sock.getsockname()[1]).rstrip("/") + TRACES_PATH
+    if host not in _LOCAL_HOSTS:
+        err.print(
+            f"[yellow]warning[/]: listening on {host}: anyone who can reach this machine on the network "
+            "can send spans into this store"
+            + ("" if token else " (no --token: set CLINEVAL_COLLECT_TOKEN to require one)")
+            + f"; use the default --host {LOCALHOST} to keep it to this machine",
+            highlight=False,
+            soft_wrap=True,
+        )
+    out.print(
+        f"clineval collect: OTLP/HTTP traces at {endpoint} (protobuf or JSON) -> {store_path}"
+        + (", bearer token required" if token else "")
+        + " (Ctrl-C stops)",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
+    sys.stdout.flush()
+    stop = threading.Event()
+    printer = threading.Thread(target=_progress, args=(counters, stop), name="collect-progress", daemon=True)
+    printer.start()
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        stop.set()
+        printer.join(timeout=2)
+        sock.close()
+        store.close()
+        err.print(f"stopped: {counters.snapshot().describe()}", highlight=False, soft_wrap=True, markup=False)
+
+
+@click.group(name="traces")
+def traces_group() -> None:
+    """OpenTelemetry traces: import trace files into the run store (see docs/traces.md)."""
+
+
+@traces_group.command(name="import")
+@store_option
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@friendly
+def import_command(store_path: str, files: tuple[str, ...]) -> None:
+    """Import OTLP JSON lines files (the OpenTelemetry Collector's file exporter) into the run store.
+
+    Each file is all or nothing: a file with a line that does not parse is reported (FILE:LINE)
+    and nothing of it is stored. Importing a file again stores nothing twice."""
+    from clineval.redaction import redact
+    from clineval.store.sqlite import RunStore
+    from clineval.store.traces import TraceStore
+    from clineval.traces.files import read_otlp_json_lines
+
+    Path(store_path).parent.mkdir(parents=True, exist_ok=True)
+    store = RunStore(Path(store_path))
+    failed = 0
+    try:
+        traces = TraceStore(store)
+        for name in files:
+            read = read_otlp_json_lines(name)
+            if not read.ok:
+                failed += 1
+                for error in read.errors:
+                    err.print(
+                        Text.assemble(("error: ", "bold red"), redact(error)), highlight=False, soft_wrap=True
+                    )
+                err.print(
+                    f"{name}: nothing imported ({read.bad_lines} bad lines)", highlight=False, markup=False
+                )
+                continue
+            result = traces.add(read.spans)
+            out.print(
+                f"{name}: {result.received:,} spans, {result.stored:,} new, "
+                f"{result.duplicates:,} already stored",
+                highlight=False,
+                soft_wrap=True,
+                markup=False,
+            )
+    finally:
+        store.close()
+    if failed:
+        sys.exit(2)
