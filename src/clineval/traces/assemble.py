@@ -367,6 +367,7 @@ class _Builder:
             self._error(span)
             self._documents(span)
         messages = [entry.message for entry in self.entries]
+        _results_onto_calls(messages)
         if not messages:
             return None
         first = min(s.start_time_unix_nano for s in self.spans)
@@ -625,6 +626,18 @@ class _Builder:
             self.retrieved.append(
                 {"text": text, "span_id": span.span_id, "time_unix_nano": span.end_time_unix_nano}
             )
+
+
+def _results_onto_calls(messages: Sequence[Message]) -> None:
+    """A ``tool`` message's text onto the call it answers, when no tool span gave a result."""
+    calls: dict[str, ToolCallRecord] = {}
+    for message in messages:
+        for call in message.tool_calls:
+            if call.id:
+                calls[call.id] = call
+        call_id = message.tool_call_id
+        if message.role == "tool" and call_id in calls and calls[call_id].result is None and message.text:
+            calls[call_id].result = message.text
 
 
 def _key(message: Message) -> tuple[Any, ...]:
