@@ -36,7 +36,7 @@ def span(
         end_time_unix_nano=int(end * S),
         attributes=attrs or {},
         events=events,
-        status=status,  # type: ignore[arg-type]
+        status=status,
     )
 
 
