@@ -128,6 +128,7 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     expected |= {"report"}  # clineval report: the self-contained HTML report
     expected |= {"view"}  # clineval view: the local web viewer
     expected |= {"review"}  # clineval review: review queues, export and import of verdicts
+    expected |= {"collect", "traces"}  # OpenTelemetry traces: the OTLP/HTTP receiver, trace files
     assert set(listed) == expected
 
 
