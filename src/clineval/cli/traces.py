@@ -120,7 +120,8 @@ def collect_command(store_path: str, port: int, host: str, token: str | None, ma
 
 @click.group(name="traces")
 def traces_group() -> None:
-    """OpenTelemetry traces: import trace files into the run store (see docs/traces.md)."""
+    """OpenTelemetry traces: import trace files into the run store and score the conversations
+    they hold (see docs/traces.md)."""
 
 
 @traces_group.command(name="import")
@@ -166,3 +167,93 @@ def import_command(store_path: str, files: tuple[str, ...]) -> None:
         store.close()
     if failed:
         sys.exit(2)
+
+
+@traces_group.command(name="score")
+@click.option(
+    "--since", default="24h", show_default=True, help="Spans started since: 24h, 30m, 7d or an ISO date."
+)
+@click.option("--agent", help="Only conversations this agent answered in (gen_ai.agent.name).")
+@click.option(
+    "--sample", type=click.IntRange(min=1), help="Score a random sample of this many conversations."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@click.option(
+    "--idle",
+    "idle_seconds",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="Hold back conversations whose last span is younger than this many seconds.",
+)
+@click.option("--per-turn", is_flag=True, help="One case per user turn instead of one per conversation.")
+@click.option(
+    "--metric",
+    "--metrics",
+    "-m",
+    "metric_opts",
+    multiple=True,
+    required=True,
+    help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value).",
+)
+@click.option("--judge", "-j", help="Judge for judge-based metrics (default: the offline judge).")
+@click.option("--name", help="A name for the run.")
+@click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@store_option
+@friendly
+def score_command(
+    since: str,
+    agent: str | None,
+    sample: int | None,
+    seed: int,
+    idle_seconds: float,
+    per_turn: bool,
+    metric_opts: tuple[str, ...],
+    judge: str | None,
+    name: str | None,
+    tags: tuple[str, ...],
+    quiet: bool,
+    store_path: str,
+) -> None:
+    """Score the conversations of the stored traces as a run: spans since --since are assembled
+    into conversations (docs/traces-semconv.md), one case each, linked to their trace ids."""
+    from clineval.cli.common import judge_option
+    from clineval.cli.conversations import _metrics, _tags
+    from clineval.results import render
+    from clineval.traces.score import parse_since, score_traffic, select_traffic
+
+    specs = _metrics(metric_opts)
+    if not specs:
+        raise ConfigError("name at least one metric with -m (see 'clineval metrics')")
+    if not Path(store_path).is_file():
+        raise ConfigError(f"{store_path}: no run store here; receive traces with clineval collect first")
+    since_ns = parse_since(since)
+    selection = select_traffic(
+        store_path,
+        since_ns=since_ns,
+        agent=agent,
+        sample=sample,
+        seed=seed,
+        idle_seconds=idle_seconds,
+        per_turn=per_turn,
+    )
+    err.print(
+        f"{selection.spans:,} span(s) since {since}: {selection.conversations} conversation(s) finished, "
+        f"{selection.pending} still arriving (held back), {selection.not_this_agent} of another agent, "
+        f"{selection.not_sampled} not sampled; scoring {len(selection.cases)} case(s)",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    all_tags = {"since": since, **({"agent": agent} if agent else {}), **_tags(tags)}
+    result = score_traffic(
+        selection,
+        specs,
+        store=store_path,
+        judge=judge_option(judge),
+        name=name,
+        tags=all_tags,
+        progress=None if not quiet else False,
+    )
+    render.print_result(result, out)
