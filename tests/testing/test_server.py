@@ -149,6 +149,27 @@ async def test_json_answer(llm_server: ScriptedServer, client: openai.AsyncOpenA
     assert json.loads(answer) == verdict
 
 
+async def test_tool_calls_answer(llm_server: ScriptedServer, client: openai.AsyncOpenAI) -> None:
+    llm_server.set_script(
+        {
+            "rules": [
+                {"pattern": "5.9 mmol", "content": "Potassium is 5.9 mmol/L."},
+                {"tool_calls": [{"name": "get_labs", "arguments": {"mrn": "0042"}, "id": "call_k"}]},
+            ]
+        }
+    )
+
+    first = (await _complete(client, "potassium of 0042?")).choices[0]
+
+    assert first.finish_reason == "tool_calls"
+    assert first.message.content is None
+    assert first.message.tool_calls is not None
+    (call,) = first.message.tool_calls
+    assert call.type == "function" and call.id == "call_k"
+    assert (call.function.name, call.function.arguments) == ("get_labs", '{"mrn": "0042"}')
+    assert await _ask(client, "K 5.9 mmol/L") == "Potassium is 5.9 mmol/L."
+
+
 async def test_rate_limit_with_retry_after(llm_server: ScriptedServer, client: openai.AsyncOpenAI) -> None:
     llm_server.set_script({"default": {"status": 429, "retry_after": 7, "error_message": "slow"}})
 
@@ -328,6 +349,9 @@ async def test_streaming_is_refused(llm_server: ScriptedServer, client: openai.A
         ({"default": {"pattern": "x", "content": "x"}}, "unknown key"),
         ({"delay_s": -1}, "delay_s"),
         ({"rule": []}, "unknown key"),
+        ({"rules": [{"tool_calls": []}]}, "non-empty list"),
+        ({"rules": [{"tool_calls": [{"arguments": {}}]}]}, "non-empty string 'name'"),
+        ({"rules": [{"tool_calls": [{"name": "f", "args": {}}]}]}, "unknown key"),
     ],
 )
 def test_invalid_scripts_are_refused(llm_server: ScriptedServer, script: dict[str, Any], reason: str) -> None:

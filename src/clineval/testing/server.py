@@ -65,6 +65,10 @@ Script format
           # ... and exactly one action:
           "content": "Paris"           # the assistant message content, sent as is
                                        # (it may be invalid JSON on purpose)
+          # or "tool_calls": [{"name": "get_labs", "arguments": {"mrn": "1"}, "id": "call_1"}]
+          #      the assistant asks for tools: content null, these calls (arguments sent
+          #      as a JSON string; id optional, "call_N" by default), finish_reason
+          #      "tool_calls"
           # or "json": {"verdict": "yes"}   serialised with json.dumps as the content;
           #      a field written {"each": ITEM} becomes one ITEM per item the request's
           #      response_format schema asks for, numbered in "id" (as the scripted judge)
@@ -143,7 +147,9 @@ __all__ = ["ScriptError", "ScriptedServer", "compile_script", "create_app", "mai
 
 DEFAULT_MODEL = "scripted-model"
 
-_ACTION_KEYS = frozenset({"content", "json", "status", "malformed_body", "truncated_body", "reset"})
+_ACTION_KEYS = frozenset(
+    {"content", "json", "tool_calls", "status", "malformed_body", "truncated_body", "reset"}
+)
 _STATUS_KEYS = frozenset({"retry_after", "error_message"})
 _DEFAULT_KEYS = _ACTION_KEYS | _STATUS_KEYS | {"delay_s"}
 _RULE_KEYS = _DEFAULT_KEYS | {"pattern", "model", "response_format", "times"}
@@ -183,6 +189,8 @@ class _Action:
     malformed_body: bool = False
     truncated_body: bool = False
     reset: bool = False
+    tool_calls: list[dict[str, Any]] | None = None
+    """OpenAI ``tool_calls`` of the assistant message (``type``/``function`` form)."""
     delay_s: float = 0.0
 
 
@@ -232,7 +240,8 @@ def _compile_action(spec: Mapping[str, Any], where: str, allowed: frozenset[str]
     actions = sorted(_ACTION_KEYS & set(spec))
     if len(actions) != 1:
         raise ScriptError(
-            f"{where} needs exactly one of content, json, status, malformed_body, truncated_body, reset; "
+            f"{where} needs exactly one of content, json, tool_calls, status, malformed_body, "
+            "truncated_body, reset; "
             f"got {actions}"
         )
     delay_s = _number(spec.get("delay_s", 0.0), f"{where}.delay_s")
@@ -249,6 +258,10 @@ def _compile_action(spec: Mapping[str, Any], where: str, allowed: frozenset[str]
             return _Action(content=json.dumps(spec["json"]), data=spec["json"], delay_s=delay_s)
         except (TypeError, ValueError) as exc:
             raise ScriptError(f"{where}.json cannot be serialised: {exc}") from None
+    if kind == "tool_calls":
+        return _Action(
+            tool_calls=_compile_tool_calls(spec["tool_calls"], f"{where}.tool_calls"), delay_s=delay_s
+        )
     if kind in ("malformed_body", "truncated_body", "reset"):
         if spec[kind] is not True:
             raise ScriptError(f"{where}.{kind} must be true")
@@ -270,6 +283,32 @@ def _compile_action(spec: Mapping[str, Any], where: str, allowed: frozenset[str]
         error_message=_optional_str(spec, "error_message", where),
         delay_s=delay_s,
     )
+
+
+def _compile_tool_calls(value: object, where: str) -> list[dict[str, Any]]:
+    """``[{name, arguments, id?}]`` as OpenAI ``tool_calls`` (arguments a JSON string)."""
+    if not isinstance(value, list) or not value:
+        raise ScriptError(f"{where} must be a non-empty list of {{name, arguments, id}} objects")
+    calls: list[dict[str, Any]] = []
+    for n, item in enumerate(value, start=1):
+        at = f"{where}[{n - 1}]"
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str) or not item["name"]:
+            raise ScriptError(f"{at} must be an object with a non-empty string 'name'")
+        unknown = sorted(set(item) - {"name", "arguments", "id"})
+        if unknown:
+            raise ScriptError(f"{at}: unknown key(s) {unknown}; allowed: ['arguments', 'id', 'name']")
+        arguments = item.get("arguments", {})
+        call_id = item.get("id", f"call_{n}")
+        if not isinstance(call_id, str):
+            raise ScriptError(f"{at}.id must be a string")
+        try:
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        except (TypeError, ValueError) as exc:
+            raise ScriptError(f"{at}.arguments cannot be serialised: {exc}") from None
+        calls.append(
+            {"id": call_id, "type": "function", "function": {"name": item["name"], "arguments": text}}
+        )
+    return calls
 
 
 def _has_each(data: Mapping[str, Any]) -> bool:
@@ -481,8 +520,12 @@ def create_app(script: Mapping[str, Any] | None = None, *, delay_s: float = 0.0)
                 content = json.dumps(expand_each(action.data, _request_schema(body)))
             except JudgeError as exc:
                 return _error(400, str(exc))
+        answer: dict[str, Any] = {"role": "assistant", "content": content}
+        if action.tool_calls is not None:
+            answer = {"role": "assistant", "content": None, "tool_calls": action.tool_calls}
+        counted = content if action.tool_calls is None else json.dumps(action.tool_calls)
         prompt_tokens = len(prompt.split())
-        completion_tokens = len(content.split())
+        completion_tokens = len(counted.split())
         completion = {
             "id": f"chatcmpl-scripted-{next(state.ids)}",
             "object": "chat.completion",
@@ -491,8 +534,8 @@ def create_app(script: Mapping[str, Any] | None = None, *, delay_s: float = 0.0)
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "message": answer,
+                    "finish_reason": "tool_calls" if action.tool_calls is not None else "stop",
                     "logprobs": None,
                 }
             ],
