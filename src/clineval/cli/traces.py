@@ -24,6 +24,15 @@ LOCALHOST = "127.0.0.1"
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 TOKEN_ENV = "CLINEVAL_COLLECT_TOKEN"
 
+redact_option = click.option(
+    "--redact",
+    "redact_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A redaction file (YAML: builtins, dates, patterns, hook) applied to every span before it "
+    "is stored; see 'Patient data' in docs/traces.md.",
+)
+
 
 def _progress(counters: Counters, stop: threading.Event, every_s: float = 1.0) -> None:
     """Print the receiver's totals when they change, once a second at most."""
@@ -64,8 +73,11 @@ def _progress(counters: Counters, stop: threading.Event, every_s: float = 1.0) -
     default=None,
     help="Largest request body accepted, before and after gzip (default 20 MiB).",
 )
+@redact_option
 @friendly
-def collect_command(store_path: str, port: int, host: str, token: str | None, max_bytes: int | None) -> None:
+def collect_command(
+    store_path: str, port: int, host: str, token: str | None, max_bytes: int | None, redact_path: str | None
+) -> None:
     """Receive OpenTelemetry traces over OTLP/HTTP (POST /v1/traces) and store their spans."""
     import uvicorn
 
@@ -74,7 +86,9 @@ def collect_command(store_path: str, port: int, host: str, token: str | None, ma
     from clineval.store.sqlite import RunStore
     from clineval.store.traces import TraceStore
     from clineval.traces.receiver import DEFAULT_MAX_BYTES, TRACES_PATH, Counters, create_receiver
+    from clineval.traces.redact import load_redactor
 
+    redactor = load_redactor(redact_path) if redact_path else None  # a bad file stops here, before binding
     if token is not None and not token.strip():
         raise ConfigError(f"--token (or {TOKEN_ENV}) is empty; give a token or leave it unset")
     register_secret(token)
@@ -82,7 +96,9 @@ def collect_command(store_path: str, port: int, host: str, token: str | None, ma
     Path(store_path).parent.mkdir(parents=True, exist_ok=True)
     store = RunStore(Path(store_path))
     counters = Counters()
-    app = create_receiver(TraceStore(store), token=token, max_bytes=limit, counters=counters)
+    app = create_receiver(
+        TraceStore(store), token=token, max_bytes=limit, counters=counters, redactor=redactor
+    )
     sock = _bind(host, port)
     endpoint = _url(host, sock.getsockname()[1]).rstrip("/") + TRACES_PATH
     if host not in _LOCAL_HOSTS:
@@ -97,6 +113,7 @@ def collect_command(store_path: str, port: int, host: str, token: str | None, ma
     out.print(
         f"clineval collect: OTLP/HTTP traces at {endpoint} (protobuf or JSON) -> {store_path}"
         + (", bearer token required" if token else "")
+        + (f", spans redacted by {redact_path}" if redact_path else "")
         + " (Ctrl-C stops)",
         highlight=False,
         soft_wrap=True,
@@ -127,8 +144,9 @@ def traces_group() -> None:
 @traces_group.command(name="import")
 @store_option
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@redact_option
 @friendly
-def import_command(store_path: str, files: tuple[str, ...]) -> None:
+def import_command(store_path: str, files: tuple[str, ...], redact_path: str | None) -> None:
     """Import OTLP JSON lines files (the OpenTelemetry Collector's file exporter) into the run store.
 
     Each file is all or nothing: a file with a line that does not parse is reported (FILE:LINE)
@@ -137,7 +155,9 @@ def import_command(store_path: str, files: tuple[str, ...]) -> None:
     from clineval.store.sqlite import RunStore
     from clineval.store.traces import TraceStore
     from clineval.traces.files import read_otlp_json_lines
+    from clineval.traces.redact import RedactionError, load_redactor
 
+    redactor = load_redactor(redact_path) if redact_path else None
     Path(store_path).parent.mkdir(parents=True, exist_ok=True)
     store = RunStore(Path(store_path))
     failed = 0
@@ -155,7 +175,20 @@ def import_command(store_path: str, files: tuple[str, ...]) -> None:
                     f"{name}: nothing imported ({read.bad_lines} bad lines)", highlight=False, markup=False
                 )
                 continue
-            result = traces.add(read.spans)
+            spans = read.spans
+            if redactor is not None:
+                try:
+                    spans = redactor.spans(spans)
+                except RedactionError as exc:  # nothing of the file is stored unredacted
+                    failed += 1
+                    err.print(
+                        Text.assemble(("error: ", "bold red"), redact(f"{name}: {exc}")),
+                        highlight=False,
+                        soft_wrap=True,
+                    )
+                    err.print(f"{name}: nothing imported", highlight=False, markup=False)
+                    continue
+            result = traces.add(spans)
             out.print(
                 f"{name}: {result.received:,} spans, {result.stored:,} new, "
                 f"{result.duplicates:,} already stored",

@@ -11,7 +11,9 @@ protobuf, and OTLP JSON). A request is handled in this order:
 4. it is decoded by :mod:`clineval.traces.otlp` (a malformed body: **400**, with the
    one-line reason as a ``google.rpc.Status`` in the request's encoding, as OTLP/HTTP
    asks);
-5. its spans are stored (:class:`~clineval.store.traces.TraceStore`), committed before the
+5. with a redactor (:mod:`clineval.traces.redact`), every span is redacted; a redaction hook
+   that fails is **500** with its one-line reason, and nothing of the request is stored;
+6. its spans are stored (:class:`~clineval.store.traces.TraceStore`), committed before the
    answer: an ``ExportTraceServiceResponse`` in the request's encoding. A bad request stores
    nothing and changes nothing already stored.
 
@@ -35,6 +37,7 @@ from starlette.routing import Route
 from clineval.errors import ClinevalError
 from clineval.store.traces import AddResult, TraceStore
 from clineval.traces.otlp import JSON, PROTOBUF, decode_json, decode_protobuf, encode_response
+from clineval.traces.redact import RedactionError, SpanRedactor
 
 __all__ = ["DEFAULT_MAX_BYTES", "TRACES_PATH", "Counters", "create_receiver"]
 
@@ -48,6 +51,7 @@ _INVALID_ARGUMENT = 3
 _UNAUTHENTICATED = 16
 _RESOURCE_EXHAUSTED = 8
 _UNAVAILABLE = 14
+_INTERNAL = 13
 
 
 @dataclass
@@ -161,9 +165,10 @@ def create_receiver(
     token: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     counters: Counters | None = None,
+    redactor: SpanRedactor | None = None,
 ) -> Starlette:
-    """The receiver app, storing into ``traces``; ``counters`` (made if not given) is
-    ``app.state.counters``."""
+    """The receiver app, storing into ``traces`` (each span through ``redactor`` first, when
+    given); ``counters`` (made if not given) is ``app.state.counters``."""
     tally = counters or Counters()
     expected = f"Bearer {token}".encode() if token else None
 
@@ -207,6 +212,11 @@ def create_receiver(
                 spans = await run_in_threadpool(decode, body, source="otlp-http")
             except ClinevalError as exc:
                 raise _Refusal(400, _INVALID_ARGUMENT, str(exc)) from None
+            if redactor is not None:
+                try:
+                    spans = await run_in_threadpool(redactor.spans, spans)
+                except RedactionError as exc:  # never store a span the redactor has not seen through
+                    raise _Refusal(500, _INTERNAL, str(exc)) from None
         except _Refusal as refusal:
             return refuse(refusal, as_json)
         try:
