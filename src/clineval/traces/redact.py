@@ -165,6 +165,12 @@ BUILTIN_PATTERNS: dict[str, tuple[str, str]] = {
 }
 """Name -> (regex, replacement); ``date`` is handled by :class:`_Dates`. Applied in the order
 email, mrn, ssn, nhs_number, date, phone (identifiers before the looser phone pattern)."""
+_MRN_KEY = re.compile(
+    r"(?i)(?:^|[._-])(?:mrn|medical[._-]?record(?:[._-]?(?:number|no))?|hospital[._-]?(?:number|no)"
+    r"|patient[._-]?(?:id|number|no))$"
+)
+"""With the ``mrn`` built-in, an attribute or JSON key like this (``patient.mrn``, ``mrn``,
+``patient_id``, ``medical_record_number``) has its whole value (a string or a number) replaced."""
 _ORDER = ("email", "mrn", "ssn", "nhs_number", "date", "phone")
 
 
@@ -268,6 +274,7 @@ class SpanRedactor:
         for pattern in config.patterns:
             steps.append(_sub(re.compile(pattern.regex), pattern.replacement))
         self._steps = tuple(steps)
+        self._mrn_keys = "mrn" in config.builtins
 
     def text(self, text: str) -> str:
         """A string redacted: JSON objects and arrays inside it stay valid JSON."""
@@ -298,13 +305,25 @@ class SpanRedactor:
             redacted = self.text(digits)
             return value if redacted == digits else redacted
         if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+            return {k: self._keyed(k, v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.value(v) for v in value]
         return value
 
+    def _keyed(self, key: object, value: Any) -> Any:
+        """A value under a key: a record number's key masks its whole (scalar) value."""
+        if (
+            self._mrn_keys
+            and isinstance(key, str)
+            and isinstance(value, str | int)
+            and not isinstance(value, bool)
+            and _MRN_KEY.search(key)
+        ):
+            return "[MRN]"
+        return self.value(value)
+
     def _attributes(self, attributes: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        return {key: self.value(v) for key, v in attributes.items()}
+        return {key: self._keyed(key, v) for key, v in attributes.items()}
 
     def span(self, span: SpanRecord) -> SpanRecord:
         """The span redacted: the hook first, then the patterns."""
