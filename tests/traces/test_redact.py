@@ -324,3 +324,22 @@ def test_traces_import_with_a_bad_config_or_failing_hook_is_one_line(tmp_path: P
     assert "traffic.jsonl: redaction hook 'hooks.py:explode' failed" in done.stderr
     assert "traffic.jsonl: nothing imported" in done.stderr
     assert not (tmp_path / "store.db").exists() or MRN.encode() not in _store_bytes(tmp_path)
+
+
+REDACT = ("--redact", "redact.yaml")
+
+
+def test_collect_with_a_bad_redaction_file_stops_before_listening(tmp_path: Path) -> None:
+    _config_dir(tmp_path, "builtins: [date]\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "clineval.cli.main", "collect", "--port", "0", "--store", "store.db", *REDACT],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "200"},
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "redact.yaml: builtin 'date' needs 'dates:" in done.stderr
+    assert not (tmp_path / "store.db").exists()

@@ -396,7 +396,8 @@ def load_redactor(path: str | Path) -> SpanRedactor:
     try:
         config = RedactConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{file}: " + "; ".join(field_errors(exc))) from None
+        problems = [line.removeprefix("field '': ") for line in field_errors(exc)]  # whole-file checks
+        raise ConfigError(f"{file}: " + "; ".join(problems)) from None
     hook: Hook | None = None
     if config.hook is not None:
         found = import_object(config.hook, base_dir=file.parent.resolve(), what=f"{file}: field 'hook'")
