@@ -146,7 +146,8 @@ CREATE TABLE IF NOT EXISTS review_claims (
 );
 """
 # Spans of OpenTelemetry traces (clineval.store.traces): append-only, one row per (trace, span);
-# added like the review tables, without a schema version change.
+# added like the review tables, without a schema version change. traffic_scored: the conversations
+# clineval monitor has scored (in which run), so that none is scored twice.
 _SCHEMA += """
 CREATE TABLE IF NOT EXISTS spans (
     seq INTEGER PRIMARY KEY,
@@ -171,6 +172,11 @@ CREATE TABLE IF NOT EXISTS spans (
 CREATE INDEX IF NOT EXISTS spans_by_start ON spans (start_ns);
 CREATE INDEX IF NOT EXISTS spans_by_conversation ON spans (conversation_id, start_ns)
     WHERE conversation_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS traffic_scored (
+    conversation_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    scored_at REAL NOT NULL
+);
 """
 
 

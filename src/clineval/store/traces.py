@@ -7,7 +7,8 @@ transaction (``executemany``), all or nothing. ``gen_ai.conversation.id``, when 
 it, is kept in a column of its own, indexed, beside the start time; ``seq`` numbers rows in
 the order they arrived (what a monitor has already seen), and ``received_at`` is when.
 Attributes, events and resource attributes are JSON text, masked by
-:mod:`clineval.redaction` on the way in.
+:mod:`clineval.redaction` on the way in. ``traffic_scored`` lists the conversations
+``clineval monitor`` has scored, and in which run.
 """
 
 from __future__ import annotations
@@ -212,6 +213,29 @@ class TraceStore:
     def traces(self, *, since_ns: int | None = None) -> list[SpanGroup]:
         """Each trace with spans (started since ``since_ns``), as :meth:`conversations`."""
         return self._groups("trace_id", since_ns)
+
+    # conversations clineval monitor has scored --------------------------------------------
+
+    def scored_conversations(self) -> set[str]:
+        """The ids of the conversations already scored by ``clineval monitor``."""
+        if not self.store.has_table("traffic_scored"):
+            return set()
+        return {row[0] for row in self.store.query("SELECT conversation_id FROM traffic_scored")}
+
+    def mark_scored(self, conversation_ids: Iterable[str], run_id: str, *, now: float | None = None) -> int:
+        """Record that these conversations were scored in ``run_id`` (one transaction; one
+        already recorded keeps its first run); how many were new."""
+        when = time.time() if now is None else now
+        rows = [(cid, run_id, when) for cid in dict.fromkeys(conversation_ids)]
+        if not rows:
+            return 0
+        with self.store.transaction() as conn:
+            before = conn.total_changes
+            conn.executemany(
+                "INSERT OR IGNORE INTO traffic_scored (conversation_id, run_id, scored_at) VALUES (?, ?, ?)",
+                rows,
+            )
+            return conn.total_changes - before
 
     def count(self) -> int:
         """How many spans are stored."""
