@@ -153,6 +153,11 @@ def test_single_agent_current_form() -> None:
     assert case.metadata["tokens"] == {"input_tokens": 60, "output_tokens": 17}
     assert case.metadata["trace_ids"] == [T1] and case.metadata["conversation_id"] == "conv-a"
     assert case.agent_run is not None and case.agent_run.latency_s == 4.0 and not case.agent_run.failed
+    # the conversation's first span started at 100 s, its last ended at 104 s (the Traffic page's days)
+    assert (case.metadata["started"], case.metadata["ended"]) == (
+        "1970-01-01T00:01:40+00:00",
+        "1970-01-01T00:01:44+00:00",
+    )
     restored = conversation_of(case)
     assert restored is not None and len(restored.messages) == 5
 
@@ -294,6 +299,10 @@ def test_two_agents_in_two_traces_share_a_conversation() -> None:
         ("conv-c#turn2", "Any trial for hyperkalaemia?", "Trial NCT-1 fits.", "Trials"),
     ]
     assert turns[0].agent_run is not None and turns[0].agent_run.latency_s == 2.0  # 11 s to 13 s
+    assert (turns[0].metadata["started"], turns[0].metadata["ended"]) == (
+        "1970-01-01T00:00:11+00:00",
+        "1970-01-01T00:00:13+00:00",
+    )
     first = conversation_of(turns[0])
     assert first is not None and len(first.messages) == 2
 

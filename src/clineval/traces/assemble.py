@@ -761,6 +761,10 @@ def _case(
             "model": final.metadata.get("model") if final else None,
             "tokens": _usage_total(turn),
             "latency_s": latency,
+            "started": _iso(low)
+            if turn_number is not None and times
+            else conversation.metadata.get("started"),
+            "ended": _iso(high) if turn_number is not None and times else conversation.metadata.get("ended"),
             "errors": list(errors),
             "contexts_source": contexts_source,
         }
