@@ -116,6 +116,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "clineval.cli.facts:facts_command",
         "Export the reference facts of a run's TBFact scores (RUN_REF: id, prefix, 'latest').",
     ),
+    "monitor": (
+        "clineval.cli.traces:monitor_command",
+        "Score new conversations of the stored traces, once (cron) or on a schedule: one run a round.",
+    ),
     "predict-ratings": (
         "clineval.cli.agreement:predict_ratings_command",
         "Predict clinicians' ratings (harm, helpfulness, ...) from a run's ASTRID triad.",
@@ -584,18 +588,28 @@ def _run_matches(run: RunRecord, tags: dict[str, str], name: str | None) -> bool
 
 
 @cli.command()
-@click.argument("run_ref", default="latest")
+@click.argument("run_ref", required=False)
 @click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
 @click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
 @click.option("--all-sub-scores", is_flag=True, help="Show every sub-score row, not only the first few.")
+@click.option(
+    "--by",
+    "by_period",
+    type=click.Choice(["day", "hour"]),
+    help="Traffic trends instead: each metric's mean per day or hour of the conversations' start, "
+    "by agent, with the worst conversations (every source=traces run, or RUN_REF).",
+)
+@click.option("--worst", default=3, show_default=True, type=click.IntRange(0), help="With --by: per period.")
 @gate_options
 @store_option
 @friendly
 def show(
-    run_ref: str,
+    run_ref: str | None,
     group_by: str | None,
     show_cases: bool,
     all_sub_scores: bool,
+    by_period: str | None,
+    worst: int,
     gates: GateOptions,
     store_path: str,
 ) -> None:
@@ -610,6 +624,13 @@ def show(
     from clineval.results import render
 
     _require_store(store_path)
+    if by_period is not None:
+        from clineval.results.trends import compute_trends
+
+        trends = compute_trends(store_path, run_ref=run_ref, by=by_period, worst=worst)  # type: ignore[arg-type]
+        render.print_trends(trends, out)
+        return
+    run_ref = run_ref or "latest"
     result = api.load_run(run_ref, store=store_path, lazy=True)
     if gates.active:
         gates.check_before_run(store_path, resume=result.run.id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence, Set
+from typing import TYPE_CHECKING
 
 from rich.console import Console, RenderableType
 from rich.markup import escape
@@ -13,6 +14,9 @@ from clineval.model import RunRecord
 from clineval.redaction import redact
 from clineval.results.aggregate import MetricAggregate
 from clineval.results.result import EvalResult
+
+if TYPE_CHECKING:
+    from clineval.results.trends import TrendPoint, Trends
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -276,3 +280,63 @@ def runs_table(runs: Sequence[RunRecord], stopped: Set[str] = frozenset()) -> Ta
             commit,
         )
     return table
+
+
+def _mean_ci(point: TrendPoint | None) -> str:
+    if point is None or point.mean is None:
+        return "–"
+    if point.ci_low is None or point.ci_high is None:
+        return _num(point.mean)
+    return f"{_num(point.mean)} [{_num(point.ci_low)}, {_num(point.ci_high)}]"
+
+
+def print_trends(trends: Trends, console: Console) -> None:
+    """``clineval show --by day|hour``: the means per period (overall, then by agent) with
+    their 95 % intervals and conversations, then the worst conversations of each period."""
+    if not trends.runs:
+        console.print(
+            "No source=traces run in this store: score traffic with `clineval traces score`.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    if not trends.periods:
+        console.print(
+            f"{', '.join(trends.runs)}: no conversation start time in its cases (metadata 'started'), "
+            f"so nothing to show by {trends.by}; runs of `clineval traces score` have them.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    label = trends.by
+    table = Table(title=f"Traffic by {label}: mean [95% CI]", title_justify="left")
+    table.add_column(label)
+    table.add_column("agent")
+    table.add_column("conversations", justify="right")
+    for metric in trends.metrics:
+        table.add_column(escape(metric), justify="right")
+    for period in trends.periods:
+        for agent in (None, *trends.agents):
+            points = [trends.point(period, m, agent) for m in trends.metrics]
+            if agent is not None and not any(points):
+                continue
+            count = next((p.conversations for p in points if p), trends.conversations.get(period, 0))
+            table.add_row(
+                period if agent is None else "",
+                "all" if agent is None else escape(redact(agent)),
+                str(count),
+                *(_mean_ci(p) for p in points),
+                end_section=agent == trends.agents[-1] if trends.agents else True,
+            )
+    console.print(table)
+    if trends.worst:
+        worst = Table(title=f"Worst conversations by {trends.main_metric}", title_justify="left")
+        for name in (label, "score", "case", "agent", "run"):
+            worst.add_column(name, justify="right" if name == "score" else "left")
+        for w in trends.worst:
+            worst.add_row(
+                w.period, _num(w.value), escape(redact(w.case_id)), escape(redact(w.agent or "–")), w.run_id
+            )
+        console.print(worst)
+    if trends.cases_without_time:
+        console.print(f"{trends.cases_without_time} case(s) without a start time left out.", highlight=False)
