@@ -129,6 +129,7 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     expected |= {"view"}  # clineval view: the local web viewer
     expected |= {"review"}  # clineval review: review queues, export and import of verdicts
     expected |= {"collect", "traces"}  # OpenTelemetry traces: the OTLP/HTTP receiver, trace files
+    expected |= {"monitor"}  # clineval monitor: scoring new traffic on a schedule
     assert set(listed) == expected
 
 

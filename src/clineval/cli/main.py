@@ -138,7 +138,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "traces": (
         "clineval.cli.traces:traces_group",
-        "OpenTelemetry traces: import trace files into the run store (see docs/traces.md).",
+        "OpenTelemetry traces: import trace files into the run store and score the conversations they "
+        "hold (see docs/traces.md).",
     ),
     "validate": (
         "clineval.cli.suite:validate_command",

@@ -290,3 +290,119 @@ def score_command(
         progress=None if not quiet else False,
     )
     render.print_result(result, out)
+
+
+@click.command(name="monitor")
+@click.option(
+    "--metric",
+    "--metrics",
+    "-m",
+    "metric_opts",
+    multiple=True,
+    required=True,
+    help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value).",
+)
+@click.option("--every", help="A round every so often (15m, 1h, 30s) until Ctrl-C or SIGTERM.")
+@click.option("--once", is_flag=True, help="One round, then exit (for a cron job).")
+@click.option(
+    "--since",
+    default="7d",
+    show_default=True,
+    help="Look at spans started since: 7d, 24h or an ISO date (older conversations are not looked at).",
+)
+@click.option(
+    "--idle",
+    "idle_seconds",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="Hold back conversations whose last span is younger than this many seconds.",
+)
+@click.option("--agent", help="Only conversations this agent answered in (gen_ai.agent.name).")
+@click.option("--judge", "-j", help="Judge for judge-based metrics (default: the offline judge).")
+@click.option("--name", help="A name for each round's run (default 'traffic monitor').")
+@click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag on each round's run (repeatable).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@store_option
+@friendly
+def monitor_command(
+    metric_opts: tuple[str, ...],
+    every: str | None,
+    once: bool,
+    since: str,
+    idle_seconds: float,
+    agent: str | None,
+    judge: str | None,
+    name: str | None,
+    tags: tuple[str, ...],
+    quiet: bool,
+    store_path: str,
+) -> None:
+    """Score new conversations of the stored traces, once (cron) or on a schedule: one run a round.
+
+    Each round scores the finished conversations not scored before as one run tagged
+    source=traces, monitor=1; conversations still arriving wait for a later round."""
+    from clineval.cli.common import judge_option
+    from clineval.cli.conversations import _metrics, _tags
+    from clineval.errors import RunInterrupted
+    from clineval.interrupts import exit_code, interrupted_by
+    from clineval.results import render
+    from clineval.traces.monitor import RoundOutcome, describe, monitor_round, run_monitor
+    from clineval.traces.score import TrafficSelection, parse_duration, parse_since
+
+    if once == (every is not None):
+        raise ConfigError("give --once (one round, for a cron job) or --every 15m (a round every 15 minutes)")
+    every_s = parse_duration(every) if every is not None else None
+    specs = _metrics(metric_opts)
+    if not specs:
+        raise ConfigError("name at least one metric with -m (see 'clineval metrics')")
+    parse_since(since)  # a bad --since stops before the first round
+    the_judge = judge_option(judge)
+    all_tags = {"since": since, **({"agent": agent} if agent else {}), **_tags(tags)}
+
+    def found(selection: TrafficSelection) -> None:
+        line = describe(selection, since)
+        if selection.cases:
+            err.print(line, highlight=False, markup=False, soft_wrap=True)
+        else:
+            out.print(f"nothing new to score: {line}", highlight=False, markup=False, soft_wrap=True)
+            sys.stdout.flush()
+
+    def one_round() -> RoundOutcome:
+        if not Path(store_path).is_file():
+            raise ConfigError(f"{store_path}: no run store here; receive traces with clineval collect first")
+        outcome = monitor_round(
+            store_path,
+            specs,
+            since_ns=parse_since(since),
+            agent=agent,
+            idle_seconds=idle_seconds,
+            judge=the_judge,
+            name=name,
+            tags=all_tags,
+            progress=None if not quiet else False,
+            on_selected=found,
+        )
+        if outcome.result is not None:
+            render.print_result(outcome.result, out)
+            out.print(
+                f"run {outcome.run_id}: {len(outcome.selection.conversation_ids)} conversation(s) scored",
+                highlight=False,
+                markup=False,
+            )
+            sys.stdout.flush()
+        return outcome
+
+    try:
+        run_monitor(one_round, every_s=every_s)
+    except RunInterrupted as exc:
+        err.print(
+            Text.assemble(
+                ("interrupted", "yellow"),
+                f"{interrupted_by()}: run {exc.run_id} is marked interrupted and its conversations "
+                "are not marked scored; the next round scores them again",
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(exit_code())

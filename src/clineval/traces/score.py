@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,10 +19,18 @@ from typing import Any
 
 from clineval.errors import ConfigError
 
-__all__ = ["TrafficSelection", "parse_since", "score_traffic", "select_traffic"]
+__all__ = ["TrafficSelection", "parse_duration", "parse_since", "score_traffic", "select_traffic"]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(value: str, *, option: str = "--every") -> float:
+    """A duration ("15m", "1h", "30s", "1d") in seconds; a clear error for anything else."""
+    match = _DURATION.match(value)
+    if not match or float(match.group(1)) <= 0:
+        raise ConfigError(f"{option} {value!r}: expected a positive duration such as 30s, 15m, 1h or 1d")
+    return float(match.group(1)) * _SECONDS[match.group(2)]
 
 
 def parse_since(value: str, *, now: float | None = None) -> int:
@@ -54,6 +62,8 @@ class TrafficSelection:
     skipped: dict[str, int] = field(default_factory=dict)
     not_this_agent: int = 0
     not_sampled: int = 0
+    already_scored: int = 0
+    conversation_ids: list[str] = field(default_factory=list)
 
 
 def select_traffic(
@@ -66,8 +76,10 @@ def select_traffic(
     idle_seconds: float = 300.0,
     per_turn: bool = False,
     now_ns: int | None = None,
+    exclude: Set[str] = frozenset(),
 ) -> TrafficSelection:
-    """The cases of the conversations stored since ``since_ns`` (see the module docstring)."""
+    """The cases of the conversations stored since ``since_ns`` (see the module docstring);
+    finished conversations whose id is in ``exclude`` (already scored) are counted, not kept."""
     from clineval.store.sqlite import RunStore
     from clineval.store.traces import TraceStore
     from clineval.traces.assemble import assemble, cases_from_traffic
@@ -79,7 +91,8 @@ def select_traffic(
     finally:
         store.close()
     traffic = assemble(spans, idle_seconds=idle_seconds, now_ns=now_ns)
-    conversations = list(traffic.conversations)
+    finished = list(traffic.conversations)
+    conversations = [c for c in finished if c.id not in exclude]
     kept = [c for c in conversations if agent is None or agent in _agents(c)]
     selection = TrafficSelection(
         cases=[],
@@ -88,11 +101,13 @@ def select_traffic(
         spans=len(spans),
         skipped=dict(traffic.skipped),
         not_this_agent=len(conversations) - len(kept),
+        already_scored=len(finished) - len(conversations),
     )
     if sample is not None and sample < len(kept):
         chosen = set(random.Random(seed).sample(range(len(kept)), sample))
         selection.not_sampled = len(kept) - sample
         kept = [c for i, c in enumerate(kept) if i in chosen]
+    selection.conversation_ids = [c.id for c in kept]
     selection.cases = cases_from_traffic(kept, per_turn=per_turn)
     return selection
 

@@ -1,0 +1,141 @@
+"""clineval monitor: rounds through the CLI score each finished conversation once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.traces.test_assemble import S, single_agent_current
+
+from clineval.model.trace import SpanRecord
+from clineval.store.sqlite import RunStore
+from clineval.store.traces import TraceStore
+from clineval.traces.monitor import RoundOutcome, run_monitor
+from clineval.traces.score import TrafficSelection
+
+
+def _conversation(cid: str, trace_id: str, ended_s_ago: float) -> list[SpanRecord]:
+    """test_assemble's single-agent conversation (4 spans, last ending at t=104 s) as ``cid``
+    in trace ``trace_id``, its last span ending ``ended_s_ago`` seconds before now."""
+    shift = int((time.time() - ended_s_ago - 104) * S)
+    spans = []
+    for s in single_agent_current():
+        attrs = dict(s.attributes)
+        if "gen_ai.conversation.id" in attrs:
+            attrs["gen_ai.conversation.id"] = cid
+        spans.append(
+            s.model_copy(
+                update={
+                    "trace_id": trace_id,
+                    "attributes": attrs,
+                    "start_time_unix_nano": s.start_time_unix_nano + shift,
+                    "end_time_unix_nano": s.end_time_unix_nano + shift,
+                }
+            )
+        )
+    return spans
+
+
+def _add(db: Path, spans: list[SpanRecord]) -> None:
+    store = RunStore(db)
+    try:
+        assert TraceStore(store).add(spans).stored == len(spans)
+    finally:
+        store.close()
+
+
+def _monitor(db: Path, cwd: Path, idle_s: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "clineval.cli.main",
+            "monitor",
+            "--once",
+            "--store",
+            str(db),
+            "--idle",
+            str(idle_s),
+            "-m",
+            "latency",
+            "-q",
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _runs(db: Path) -> list[tuple[str, list[str], dict[str, str]]]:
+    store = RunStore(db)
+    try:
+        runs = sorted(store.list_runs(), key=lambda r: r.created_at)
+        return [(r.id, [c.id for c in store.load_cases(r.id)], dict(r.tags)) for r in runs]
+    finally:
+        store.close()
+
+
+def test_rounds_score_each_finished_conversation_once(tmp_path: Path) -> None:
+    db = tmp_path / ".clineval" / "clineval.db"
+    db.parent.mkdir(parents=True)
+    # conv-a's last span ended 10 minutes ago, conv-b's 90 s ago: with --idle 120, conv-b
+    # may still be receiving spans and is held back.
+    _add(db, _conversation("conv-a", "a" * 32, 600) + _conversation("conv-b", "b" * 32, 90))
+    first = _monitor(db, tmp_path, idle_s=120)
+    assert first.returncode == 0, first.stderr
+    assert "8 span(s) since 7d: 1 new conversation(s) to score, 0 already scored, 1 still arriving" in (
+        first.stderr
+    )
+    assert "1 conversation(s) scored" in first.stdout
+    ((run_a, cases_a, tags_a),) = _runs(db)
+    assert cases_a == ["conv-a"] and (tags_a["source"], tags_a["monitor"]) == ("traces", "1")
+
+    # Later: conv-b has gone quiet (--idle 60 < its 90+ s: the same as a minute passing with
+    # --idle 120) and conv-c has just started (last span 5 s ago). Only conv-b is new.
+    _add(db, _conversation("conv-c", "c" * 32, 5))
+    second = _monitor(db, tmp_path, idle_s=60)
+    assert second.returncode == 0, second.stderr
+    assert "12 span(s) since 7d: 1 new conversation(s) to score, 1 already scored, 1 still arriving" in (
+        second.stderr
+    )
+    runs = _runs(db)
+    assert [cases for _, cases, _ in runs] == [["conv-a"], ["conv-b"]]
+    assert all(tags["monitor"] == "1" for _, _, tags in runs)
+    store = RunStore(db)
+    try:
+        scored = dict(store.query("SELECT conversation_id, run_id FROM traffic_scored"))
+    finally:
+        store.close()
+    assert scored == {"conv-a": run_a, "conv-b": runs[1][0]}
+
+    # A third round: nothing new (conv-a, conv-b scored; conv-c still arriving), one line, exit 0.
+    third = _monitor(db, tmp_path, idle_s=60)
+    assert third.returncode == 0, third.stderr
+    assert third.stdout.strip() == (
+        "nothing new to score: 12 span(s) since 7d: 0 new conversation(s) to score, "
+        "2 already scored, 1 still arriving (held back), 0 of another agent"
+    )
+    assert len(_runs(db)) == 2
+
+
+def test_every_and_once_are_exclusive_and_every_must_be_a_duration(tmp_path: Path) -> None:
+    base = [sys.executable, "-m", "clineval.cli.main", "monitor", "-m", "latency", "--store", "x.db"]
+    for extra, message in [
+        ([], "give --once"),
+        (["--once", "--every", "15m"], "give --once"),
+        (["--every", "soon"], "--every 'soon': expected a positive duration"),
+    ]:
+        proc = subprocess.run([*base, *extra], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_every_runs_a_round_then_sleeps_what_is_left_of_the_period() -> None:
+    slept: list[float] = []
+    outcomes = run_monitor(
+        lambda: RoundOutcome(TrafficSelection(cases=[])), every_s=900.0, sleep=slept.append, rounds=3
+    )
+    assert len(outcomes) == 3
+    assert len(slept) == 2 and all(899.0 < s <= 900.0 for s in slept)
