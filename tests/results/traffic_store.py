@@ -31,8 +31,6 @@ ROWS = [
     ("d2-b", "2026-11-28T09:30:00+00:00", "Pharmacy", False),
     ("d2-c", "2026-11-28T10:15:00+00:00", "Pharmacy", False),
 ]
-#: Shown on the Traffic page: must be escaped.
-XSS_AGENT = "<script>alert(1)</script>"
 
 
 def build_traffic_store(path: Path) -> dict[str, str]:

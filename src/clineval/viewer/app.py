@@ -31,7 +31,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote, urlencode
 
 import jinja2
@@ -321,6 +321,12 @@ def suite_case_view(record: Any, case: Case) -> SuiteCaseView | None:
 # --------------------------------------------------------------------------- query parameters
 
 
+def _trend_row(point: Any, period: str) -> tuple[str, float | None, float | None, float | None]:
+    if point is None:
+        return (period, None, None, None)
+    return (period, point.mean, point.ci_low, point.ci_high)
+
+
 def _int(params: Mapping[str, str], key: str, default: int) -> int:
     try:
         return int(params.get(key, default))
@@ -459,6 +465,7 @@ def create_app(
             request,
             "runs.html",
             runs=runs,
+            has_traffic=any(row.tags.get("source") == "traces" for row in every),
             total=len(every),
             filters=filters,
             all_metrics=sorted({m for r in every for m in r.metrics}),
@@ -554,6 +561,40 @@ def create_app(
                 for r in view.results
             ],
         )
+
+    def traffic_page(request: Request) -> Response:
+        from clineval.errors import ConfigError, StoreError
+        from clineval.results.trends import compute_trends
+
+        params = request.query_params
+        by: Literal["day", "hour"] = "hour" if params.get("by") == "hour" else "day"
+        run_ref = _text(params, "run")
+        try:
+            trends = compute_trends(path, run_ref=run_ref, by=by, worst=_int(params, "worst", 3))
+        except (ConfigError, StoreError) as exc:
+            raise NotFound(str(exc)) from None
+        plots = []
+        for metric in trends.metrics:
+            overall = [_trend_row(trends.point(period, metric), period) for period in trends.periods]
+            per_agent = [
+                (agent, [_trend_row(trends.point(p, metric, agent), p) for p in trends.periods])
+                for agent in trends.agents
+            ]
+            plots.append(
+                (
+                    metric,
+                    Markup(parts.plots.trend_svg(overall, title=f"{metric}: all agents")),
+                    [
+                        Markup(parts.plots.trend_svg(rows, title=f"{metric}: {agent}", width=320, height=180))
+                        for agent, rows in per_agent
+                        if any(row[1] is not None for row in rows)
+                    ],
+                )
+            )
+        worst: dict[str, list[Any]] = {}
+        for w in trends.worst:
+            worst.setdefault(w.period, []).append(w)
+        return page(request, "traffic.html", t=trends, plots=plots, worst=worst, run_ref=run_ref)
 
     def _pair(request: Request) -> tuple[str, str]:
         params = request.query_params
@@ -689,6 +730,7 @@ def create_app(
         Route("/runs/{run_id}/aggregates", aggregates_fragment, methods=["GET"]),
         Route("/runs/{run_id}/agreement", agreement_page, methods=["GET"]),
         Route("/runs/{run_id}/cases/{case_id:path}", case_page, methods=["GET"]),
+        Route("/traffic", traffic_page, methods=["GET"]),
         Route("/compare", compare_page, methods=["GET"]),
         Route("/compare/case", compare_case_page, methods=["GET"]),
         Route("/static/evidence.css", evidence_asset("EVIDENCE_CSS", "text/css"), methods=["GET"]),

@@ -630,6 +630,74 @@ def compare_svg(
     ).to_svg()
 
 
+#: One period of :func:`trend_svg`: (label, mean, ci_low, ci_high).
+TrendRow = tuple[str, float | None, float | None, float | None]
+
+
+def trend_plot(rows: Sequence[TrendRow], *, title: str, width: int = 640, height: int = 220) -> PlotSpec:
+    """The layout of :func:`trend_svg` (for :func:`to_png`)."""
+    spec = PlotSpec(width=width, height=height, title=title, desc="", kind="trend")
+    items = spec.items
+    items.append(
+        Text(10, 17, _shorten(title, max(8, int((width - 20) / 7.4))), 12, bold=True, css_class="title")
+    )
+    left, right, top, bottom = 48.0, width - 16.0, 34.0, height - 40.0
+    items.append(Rect(left, top, right - left, bottom - top, "#ffffff", stroke=GRID, css_class="plot-area"))
+    spread = _finite([v for row in rows for v in row[1:]])
+    if not rows or not spread:
+        spec.desc = f"{title}: no scored period"
+        items.append(Text((left + right) / 2, (top + bottom) / 2, "no scored period", 12, MUTED, "middle"))
+        return spec
+    low, high = min([0.0, *spread]), max([1.0, *spread])
+    step = (right - left) / len(rows)
+
+    def y_of(value: float) -> float:
+        return bottom - (value - low) / (high - low) * (bottom - top)
+
+    for tick in _ticks(low, high, 4):
+        items.append(Line(left, y_of(tick), right, y_of(tick), GRID, css_class="grid"))
+        items.append(Text(left - 6, y_of(tick) + 4, fmt(tick), 10, MUTED, "end", css_class="y-tick"))
+    every = max(1, math.ceil(len(rows) * 90 / (right - left)))  # labels ~90 px apart at least
+    described: list[str] = []
+    previous: tuple[float, float] | None = None
+    for index, (label, mean, ci_low, ci_high) in enumerate(rows):
+        x = left + step * (index + 0.5)
+        if index % every == 0:
+            items.append(Text(x, bottom + 15, label, 10, MUTED, "middle", css_class="x-tick"))
+        if mean is None or not math.isfinite(mean):
+            previous = None
+            described.append(f"{label}: not scored")
+            continue
+        interval = ""
+        if ci_low is not None and ci_high is not None:
+            items.append(Line(x, y_of(ci_low), x, y_of(ci_high), CI_FILL, 3, css_class="ci"))
+            for end in (ci_low, ci_high):
+                items.append(Line(x - 5, y_of(end), x + 5, y_of(end), CI_FILL, 2, css_class="ci-cap"))
+            interval = f" [{fmt(ci_low)}, {fmt(ci_high)}]"
+        point = (x, y_of(mean))
+        if previous is not None:
+            items.append(Line(previous[0], previous[1], point[0], point[1], BAR, 1.5, css_class="trend"))
+        previous = point
+        items.append(
+            Polygon(
+                ((x, point[1] - 5), (x + 5, point[1]), (x, point[1] + 5), (x - 5, point[1])),
+                MEAN,
+                css_class="mean",
+                tooltip=f"{label}: mean {fmt(mean)}{interval}",
+            )
+        )
+        described.append(f"{label}: mean {fmt(mean)}{interval}")
+    items.append(Text((left + right) / 2, height - 8, "mean [95% CI] per period", 10, MUTED, "middle"))
+    spec.desc = f"{title}. Mean per period with its 95% CI: " + "; ".join(described)
+    return spec
+
+
+def trend_svg(rows: Sequence[TrendRow], *, title: str, width: int = 640, height: int = 220) -> str:
+    """A metric's mean per period (a line through the means, each with its 95 % interval as
+    an error bar), as an inline ``<svg>``; the y axis spans at least 0 to 1."""
+    return trend_plot(rows, title=title, width=width, height=height).to_svg()
+
+
 # --- PNG ---------------------------------------------------------------------------------
 
 
