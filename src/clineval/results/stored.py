@@ -34,7 +34,7 @@ _NUMBER_COLUMNS = (
 )
 
 
-class _Numbers(NamedTuple):
+class ResultNumbers(NamedTuple):
     """What :func:`~clineval.results.aggregate.aggregate` reads of a result (its ``score`` is itself)."""
 
     case_id: str
@@ -44,7 +44,7 @@ class _Numbers(NamedTuple):
     sub_scores: dict[str, float | None]
 
     @property
-    def score(self) -> _Numbers:
+    def score(self) -> ResultNumbers:
         return self
 
 
@@ -105,10 +105,10 @@ class StoredResult(EvalResult):
                 for case in chunk:
                     yield case, by_case.get(case.id, [])
 
-    def _numbers(self, store: RunStore) -> Iterator[_Numbers]:
+    def _numbers(self, store: RunStore) -> Iterator[ResultNumbers]:
         for case_id, metric, status, value, subs in store.iter_result_rows(self.run.id, _NUMBER_COLUMNS):
             sub_scores = json.loads(subs) if subs and subs != "{}" else {}
-            yield _Numbers(case_id, metric, status, value, sub_scores)
+            yield ResultNumbers(case_id, metric, status, value, sub_scores)
 
     def aggregate(self, by: str | None = None) -> list[MetricAggregate]:
         if self._results is not None:

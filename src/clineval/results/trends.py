@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from clineval.errors import ConfigError
 from clineval.model import ResultRecord, RunRecord
 from clineval.results.aggregate import aggregate
+from clineval.results.stored import ResultNumbers
 from clineval.store.sqlite import RunStore
 
 __all__ = ["PERIODS", "Period", "TrendPoint", "Trends", "WorstCase", "compute_trends", "traffic_runs"]
@@ -85,18 +86,6 @@ class Trends(BaseModel):
         )
 
 
-class _Numbers(NamedTuple):
-    case_id: str
-    metric: str
-    status: str
-    value: float | None
-    sub_scores: dict[str, float | None]
-
-    @property
-    def score(self) -> _Numbers:
-        return self
-
-
 class _CaseInfo(NamedTuple):
     period: str
     agent: str | None
@@ -136,7 +125,7 @@ def compute_trends(
         runs = [store.get_run(run_ref)] if run_ref else traffic_runs(store)
         trends = Trends(by=by, runs=[r.id for r in runs])
         infos: dict[str, _CaseInfo] = {}
-        numbers: list[_Numbers] = []
+        numbers: list[ResultNumbers] = []
         for run in runs:
             for chunk in store.iter_cases(run.id):
                 for case in chunk:
@@ -154,7 +143,7 @@ def compute_trends(
             ):
                 key = f"{run.id}{_SEP}{case_id}"
                 if key in infos:
-                    numbers.append(_Numbers(key, str(name), str(status), value, {}))
+                    numbers.append(ResultNumbers(key, str(name), str(status), value, {}))
         order = list(dict.fromkeys(m for r in runs for m in r.metrics))
     _fill(trends, infos, numbers, order, worst, metric)
     return trends
@@ -163,7 +152,7 @@ def compute_trends(
 def _fill(
     trends: Trends,
     infos: dict[str, _CaseInfo],
-    numbers: Sequence[_Numbers],
+    numbers: Sequence[ResultNumbers],
     order: list[str],
     worst: int,
     metric: str | None,
@@ -218,7 +207,7 @@ def _fill(
 
 
 def _worst(
-    infos: dict[str, _CaseInfo], numbers: Sequence[_Numbers], metric: str | None, k: int
+    infos: dict[str, _CaseInfo], numbers: Sequence[ResultNumbers], metric: str | None, k: int
 ) -> Iterator[WorstCase]:
     per_period: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for n in numbers:
