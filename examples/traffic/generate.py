@@ -1,0 +1,124 @@
+"""Generate traffic: N conversations of the example's clinical agents, traced with OpenTelemetry.
+
+    python examples/traffic/generate.py --file traffic.jsonl     # OTLP JSON lines, no receiver
+    python examples/traffic/generate.py                          # to `clineval collect` (OTLP/HTTP)
+    python examples/traffic/generate.py -n 50 --endpoint http://127.0.0.1:4318/v1/traces
+
+Each conversation is one turn of the Labs or the Pharmacy agent (agent.py), answered by the
+scripted local model; the spans carry the real clock, so they are finished conversations as
+soon as they are written (score them with ``--idle 0``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import openai
+from agent import SCENARIOS, instrument, run_turn, script
+from google.protobuf import json_format
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from clineval.testing import ScriptedServer
+
+DEFAULT_ENDPOINT = "http://127.0.0.1:4318/v1/traces"
+
+
+class CountingExporter(SpanExporter):
+    """The OTLP/HTTP exporter, counting the spans it could not deliver."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.inner = OTLPSpanExporter(endpoint=endpoint, timeout=10)
+        self.sent = 0
+        self.failed = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        result = self.inner.export(spans)
+        if result is SpanExportResult.SUCCESS:
+            self.sent += len(spans)
+        else:
+            self.failed += len(spans)
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+
+def otlp_json_line(spans: Sequence[ReadableSpan]) -> str:
+    """Spans as one OTLP JSON line, as the OpenTelemetry Collector's file exporter writes it:
+    the protobuf request in protobuf's JSON mapping, trace and span ids in hexadecimal."""
+    data = json_format.MessageToDict(encode_spans(spans))
+    for resource in data["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = base64.b64decode(span[key]).hex()
+    return json.dumps(data, separators=(",", ":"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("-n", "--conversations", type=int, default=20, help="how many (default 20)")
+    parser.add_argument("--endpoint", default=DEFAULT_ENDPOINT, help=f"OTLP/HTTP traces URL (default {DEFAULT_ENDPOINT})")
+    parser.add_argument("--file", type=Path, help="write OTLP JSON lines to this file instead of exporting")
+    args = parser.parse_args(argv)
+    if args.conversations < 1:
+        parser.error("--conversations must be at least 1")
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "clinic-agents"}))
+    memory = InMemorySpanExporter()
+    exporter: CountingExporter | None = None
+    if args.file is not None:
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+    else:
+        exporter = CountingExporter(args.endpoint)
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = instrument(provider)
+    tracer = provider.get_tracer("clinic.traffic_example")
+    try:
+        with (
+            ScriptedServer(script(SCENARIOS)) as llm,
+            openai.OpenAI(base_url=llm.base_url, api_key="local", max_retries=0) as client,
+        ):
+            for i in range(args.conversations):
+                scenario = SCENARIOS[i % len(SCENARIOS)]
+                run_turn(client, tracer, scenario.agent, f"traffic-{i + 1:04d}", scenario.question)
+        provider.force_flush()
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()
+
+    if args.file is not None:
+        by_trace: defaultdict[int, list[ReadableSpan]] = defaultdict(list)
+        for span in memory.get_finished_spans():
+            by_trace[span.context.trace_id].append(span)
+        with args.file.open("w", encoding="utf-8") as out:
+            for spans in by_trace.values():  # one line per conversation (one trace each)
+                out.write(otlp_json_line(spans) + "\n")
+        print(f"{args.file}: {args.conversations} conversations, {sum(map(len, by_trace.values()))} spans")
+        return 0
+    assert exporter is not None
+    print(f"{args.endpoint}: {args.conversations} conversations, {exporter.sent} spans sent")
+    if exporter.failed:
+        print(
+            f"error: {exporter.failed} spans could not be sent to {args.endpoint} "
+            "(is `clineval collect` running there?)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
