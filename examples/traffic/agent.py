@@ -68,7 +68,8 @@ def get_medications(mrn: str) -> str:
 
 def check_interaction(drug_a: str, drug_b: str) -> str:
     key = (drug_a.lower(), drug_b.lower())
-    return INTERACTIONS.get(key) or INTERACTIONS.get(key[::-1]) or f"No interaction listed for {drug_a} and {drug_b}."
+    found = INTERACTIONS.get(key) or INTERACTIONS.get(key[::-1])
+    return found or f"No interaction listed for {drug_a} and {drug_b}."
 
 
 TOOL_FUNCTIONS: dict[str, Callable[..., str]] = {

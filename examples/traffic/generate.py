@@ -51,7 +51,7 @@ class CountingExporter(SpanExporter):
         return result
 
     def shutdown(self) -> None:
-        self.inner.shutdown()
+        self.inner.shutdown()  # type: ignore[no-untyped-call]
 
 
 def otlp_json_line(spans: Sequence[ReadableSpan]) -> str:
@@ -70,7 +70,9 @@ def otlp_json_line(spans: Sequence[ReadableSpan]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("-n", "--conversations", type=int, default=20, help="how many (default 20)")
-    parser.add_argument("--endpoint", default=DEFAULT_ENDPOINT, help=f"OTLP/HTTP traces URL (default {DEFAULT_ENDPOINT})")
+    parser.add_argument(
+        "--endpoint", default=DEFAULT_ENDPOINT, help=f"OTLP/HTTP traces URL (default {DEFAULT_ENDPOINT})"
+    )
     parser.add_argument("--file", type=Path, help="write OTLP JSON lines to this file instead of exporting")
     args = parser.parse_args(argv)
     if args.conversations < 1:
