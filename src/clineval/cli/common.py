@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,6 +20,7 @@ from clineval.store import DEFAULT_STORE
 
 if TYPE_CHECKING:  # imported in judge_option: start-up stays light
     from clineval.judges.config import JudgeConfig
+    from clineval.metrics.registry import MetricSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -185,3 +186,31 @@ def executor_settings(
         }
     )
     return given
+
+
+def metric_specs(values: Sequence[str]) -> list[MetricSpec]:
+    """``-m`` values (repeatable or comma-separated) as metric specs; a metric in a ``.py``
+    file given by a relative path is taken from the working directory."""
+    from clineval.metrics.registry import parse_metric_spec, split_top_level
+
+    specs: list[MetricSpec] = []
+    for value in values:
+        for part in split_top_level(value):
+            if part.strip():
+                spec = parse_metric_spec(part)
+                module, sep, attr = spec.name.rpartition(":")
+                if sep and module.endswith(".py") and not Path(module).is_absolute():
+                    spec = spec.model_copy(update={"name": f"{Path(module).resolve()}:{attr}"})
+                specs.append(spec)
+    return specs
+
+
+def tag_pairs(values: Sequence[str]) -> dict[str, str]:
+    """``--tag KEY=VALUE`` values as a dict."""
+    tags: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--tag {value!r}: expected KEY=VALUE")
+        tags[key.strip()] = val.strip()
+    return tags

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,12 @@ from clineval.cli.common import (
     executor_settings,
     friendly,
     judge_option,
+    metric_specs,
     out,
     store_option,
+    tag_pairs,
 )
 from clineval.errors import ConfigError
-from clineval.metrics.registry import MetricSpec, parse_metric_spec, split_top_level
 from clineval.results import render
 from clineval.results.result import EvalResult
 from clineval.store.sqlite import DEFAULT_STORE
@@ -32,29 +32,6 @@ def conversations_group() -> None:
 
     After the Healthcare Agent Orchestrator's evaluation framework (Qiu et al.).
     """
-
-
-def _metrics(values: Sequence[str]) -> list[MetricSpec]:
-    specs: list[MetricSpec] = []
-    for value in values:
-        for part in split_top_level(value):
-            if part.strip():
-                spec = parse_metric_spec(part)
-                module, sep, attr = spec.name.rpartition(":")
-                if sep and module.endswith(".py") and not Path(module).is_absolute():
-                    spec = spec.model_copy(update={"name": f"{Path(module).resolve()}:{attr}"})
-                specs.append(spec)
-    return specs
-
-
-def _tags(values: Sequence[str]) -> dict[str, str]:
-    tags: dict[str, str] = {}
-    for value in values:
-        key, sep, val = value.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--tag {value!r}: expected KEY=VALUE")
-        tags[key.strip()] = val.strip()
-    return tags
 
 
 def _simulation_summary(result: EvalResult, store_path: str) -> str | None:
@@ -187,7 +164,7 @@ def score_command(
     """Score saved conversations (a .json/.jsonl file or a folder of them) as a stored run."""
     from clineval.conversations.simulate import score_conversations
 
-    specs = _metrics(metric_opts)
+    specs = metric_specs(metric_opts)
     if not specs:
         raise ConfigError("name at least one metric with -m (see 'clineval metrics')")
     result = score_conversations(
@@ -197,7 +174,7 @@ def score_command(
         store=store_path,
         patient_id=patient_id,
         name=name,
-        tags=_tags(tags),
+        tags=tag_pairs(tags),
         progress=None if not quiet else False,
     )
     render.print_result(result, out, by=group_by, cases=show_cases)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.text import Text
 
-from clineval.cli.common import err, friendly, out, store_option
+from clineval.cli.common import err, friendly, metric_specs, out, store_option, tag_pairs
 from clineval.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -202,25 +202,8 @@ def import_command(store_path: str, files: tuple[str, ...], redact_path: str | N
         sys.exit(2)
 
 
-@traces_group.command(name="score")
-@click.option(
-    "--since", default="24h", show_default=True, help="Spans started since: 24h, 30m, 7d or an ISO date."
-)
-@click.option("--agent", help="Only conversations this agent answered in (gen_ai.agent.name).")
-@click.option(
-    "--sample", type=click.IntRange(min=1), help="Score a random sample of this many conversations."
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
-@click.option(
-    "--idle",
-    "idle_seconds",
-    type=click.FloatRange(min=0),
-    default=300.0,
-    show_default=True,
-    help="Hold back conversations whose last span is younger than this many seconds.",
-)
-@click.option("--per-turn", is_flag=True, help="One case per user turn instead of one per conversation.")
-@click.option(
+# The options traces score and monitor share.
+_metric_option = click.option(
     "--metric",
     "--metrics",
     "-m",
@@ -229,7 +212,33 @@ def import_command(store_path: str, files: tuple[str, ...], redact_path: str | N
     required=True,
     help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value).",
 )
-@click.option("--judge", "-j", help="Judge for judge-based metrics (default: the offline judge).")
+_idle_option = click.option(
+    "--idle",
+    "idle_seconds",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="Hold back conversations whose last span is younger than this many seconds.",
+)
+_agent_option = click.option("--agent", help="Only conversations this agent answered in (gen_ai.agent.name).")
+_judge_option = click.option(
+    "--judge", "-j", help="Judge for judge-based metrics (default: the offline judge)."
+)
+
+
+@traces_group.command(name="score")
+@click.option(
+    "--since", default="24h", show_default=True, help="Spans started since: 24h, 30m, 7d or an ISO date."
+)
+@_agent_option
+@click.option(
+    "--sample", type=click.IntRange(min=1), help="Score a random sample of this many conversations."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@_idle_option
+@click.option("--per-turn", is_flag=True, help="One case per user turn instead of one per conversation.")
+@_metric_option
+@_judge_option
 @click.option("--name", help="A name for the run.")
 @click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -252,11 +261,10 @@ def score_command(
     """Score the conversations of the stored traces as a run: spans since --since are assembled
     into conversations (docs/traces-semconv.md), one case each, linked to their trace ids."""
     from clineval.cli.common import judge_option
-    from clineval.cli.conversations import _metrics, _tags
     from clineval.results import render
     from clineval.traces.score import parse_since, score_traffic, select_traffic
 
-    specs = _metrics(metric_opts)
+    specs = metric_specs(metric_opts)
     if not specs:
         raise ConfigError("name at least one metric with -m (see 'clineval metrics')")
     if not Path(store_path).is_file():
@@ -279,7 +287,7 @@ def score_command(
         markup=False,
         soft_wrap=True,
     )
-    all_tags = {"since": since, **({"agent": agent} if agent else {}), **_tags(tags)}
+    all_tags = {"since": since, **({"agent": agent} if agent else {}), **tag_pairs(tags)}
     result = score_traffic(
         selection,
         specs,
@@ -293,15 +301,7 @@ def score_command(
 
 
 @click.command(name="monitor")
-@click.option(
-    "--metric",
-    "--metrics",
-    "-m",
-    "metric_opts",
-    multiple=True,
-    required=True,
-    help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value).",
-)
+@_metric_option
 @click.option("--every", help="A round every so often (15m, 1h, 30s) until Ctrl-C or SIGTERM.")
 @click.option("--once", is_flag=True, help="One round, then exit (for a cron job).")
 @click.option(
@@ -310,16 +310,9 @@ def score_command(
     show_default=True,
     help="Look at spans started since: 7d, 24h or an ISO date (older conversations are not looked at).",
 )
-@click.option(
-    "--idle",
-    "idle_seconds",
-    type=click.FloatRange(min=0),
-    default=300.0,
-    show_default=True,
-    help="Hold back conversations whose last span is younger than this many seconds.",
-)
-@click.option("--agent", help="Only conversations this agent answered in (gen_ai.agent.name).")
-@click.option("--judge", "-j", help="Judge for judge-based metrics (default: the offline judge).")
+@_idle_option
+@_agent_option
+@_judge_option
 @click.option("--name", help="A name for each round's run (default 'traffic monitor').")
 @click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag on each round's run (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -343,7 +336,6 @@ def monitor_command(
     Each round scores the finished conversations not scored before as one run tagged
     source=traces, monitor=1; conversations still arriving wait for a later round."""
     from clineval.cli.common import judge_option
-    from clineval.cli.conversations import _metrics, _tags
     from clineval.errors import RunInterrupted
     from clineval.interrupts import exit_code, interrupted_by
     from clineval.results import render
@@ -353,12 +345,12 @@ def monitor_command(
     if once == (every is not None):
         raise ConfigError("give --once (one round, for a cron job) or --every 15m (a round every 15 minutes)")
     every_s = parse_duration(every) if every is not None else None
-    specs = _metrics(metric_opts)
+    specs = metric_specs(metric_opts)
     if not specs:
         raise ConfigError("name at least one metric with -m (see 'clineval metrics')")
     parse_since(since)  # a bad --since stops before the first round
     the_judge = judge_option(judge)
-    all_tags = {"since": since, **({"agent": agent} if agent else {}), **_tags(tags)}
+    all_tags = {"since": since, **({"agent": agent} if agent else {}), **tag_pairs(tags)}
 
     def found(selection: TrafficSelection) -> None:
         line = describe(selection, since)
