@@ -81,7 +81,7 @@ from clineval.conversations.model import USER, Conversation, Message, TokenUsage
 from clineval.datasets.loaders import Dataset
 from clineval.errors import DatasetError
 
-__all__ = ["conversations_dataset", "load_conversations"]
+__all__ = ["TranscriptProblem", "conversations_dataset", "load_conversations", "openai_message"]
 
 _SUFFIXES = (".json", ".jsonl")
 _MAX_REPORTED = 25
@@ -804,3 +804,8 @@ def _raise_if(problems: list[str]) -> None:
         if len(problems) == 1:
             raise DatasetError(problems[0])
         raise DatasetError(f"{len(problems)} problem(s):\n" + "\n".join(shown) + tail)
+
+
+# For other readers of OpenAI-format messages (the trace assembly): one reader, one error.
+TranscriptProblem = _Problem
+openai_message = _openai_message

@@ -34,7 +34,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from clineval.conversations.cases import conversation_to_case
-from clineval.conversations.loaders import _openai_message, _Problem  # the OpenAI-format reader
+from clineval.conversations.loaders import TranscriptProblem as _Problem  # the OpenAI-format reader's error
+from clineval.conversations.loaders import openai_message as _openai_message
 from clineval.conversations.model import USER, Conversation, Message, TokenUsage, ToolCallRecord
 from clineval.model import AgentRun, Case, ToolCall
 from clineval.model.trace import SpanRecord
