@@ -144,9 +144,16 @@ def traces_group() -> None:
 @traces_group.command(name="import")
 @store_option
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--format",
+    "fmt",
+    default="auto",
+    show_default=True,
+    help="The files' format: auto (told by the content) or one named in docs/traces.md.",
+)
 @redact_option
 @friendly
-def import_command(store_path: str, files: tuple[str, ...], redact_path: str | None) -> None:
+def import_command(store_path: str, files: tuple[str, ...], fmt: str, redact_path: str | None) -> None:
     """Import OTLP JSON lines files (the OpenTelemetry Collector's file exporter) into the run store.
 
     Each file is all or nothing: a file with a line that does not parse is reported (FILE:LINE)
@@ -154,7 +161,7 @@ def import_command(store_path: str, files: tuple[str, ...], redact_path: str | N
     from clineval.redaction import redact
     from clineval.store.sqlite import RunStore
     from clineval.store.traces import TraceStore
-    from clineval.traces.files import read_otlp_json_lines
+    from clineval.traces.files import read_trace_file
     from clineval.traces.redact import RedactionError, load_redactor
 
     redactor = load_redactor(redact_path) if redact_path else None
@@ -164,7 +171,7 @@ def import_command(store_path: str, files: tuple[str, ...], redact_path: str | N
     try:
         traces = TraceStore(store)
         for name in files:
-            read = read_otlp_json_lines(name)
+            read = read_trace_file(name, fmt)
             if not read.ok:
                 failed += 1
                 for error in read.errors:

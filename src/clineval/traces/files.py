@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -22,7 +23,7 @@ from clineval.errors import ClinevalError, ConfigError
 from clineval.model.trace import SpanRecord
 from clineval.traces.otlp import decode_json
 
-__all__ = ["MAX_ERRORS", "TraceFile", "read_otlp_json_lines"]
+__all__ = ["FORMATS", "MAX_ERRORS", "TraceFile", "read_otlp_json_lines", "read_trace_file"]
 
 #: Bad lines reported per file (the count of the rest is given).
 MAX_ERRORS = 20
@@ -82,3 +83,17 @@ def read_otlp_json_lines(path: str | Path) -> TraceFile:
             result.errors.append(f"{file}: {result.bad_lines - len(result.errors)} more bad lines")
         result.spans = []
     return result
+
+
+#: The trace file formats ``clineval traces import --format`` reads, by name.
+FORMATS: dict[str, Callable[[str | Path], TraceFile]] = {"otlp-json": read_otlp_json_lines}
+
+
+def read_trace_file(path: str | Path, fmt: str = "auto") -> TraceFile:
+    """A trace file in one of :data:`FORMATS` (``auto``: told by its content)."""
+    if fmt == "auto":
+        return read_otlp_json_lines(path)
+    reader = FORMATS.get(fmt)
+    if reader is None:
+        raise ConfigError(f"--format {fmt!r}: expected auto or one of {', '.join(FORMATS)}")
+    return reader(path)
