@@ -1,0 +1,260 @@
+"""Arize Phoenix span exports for ``clineval traces import --format phoenix``.
+
+Read, in any of the shapes of :func:`clineval.traces.exports.json_items` (a JSON array, an
+object with ``data: [...]``, JSON lines, one object; ``.gz`` too):
+
+* the REST API's spans, ``GET /v1/projects/{project}/spans`` (``{data: [...],
+  next_cursor}``; each span ``{name, context: {trace_id, span_id}, span_kind, parent_id,
+  start_time, end_time, status_code, status_message, attributes, events}`` with the
+  attributes flattened: ``llm.input_messages.0.message.role``);
+* the Phoenix CLI: ``px span list FILE`` (an array of those spans), ``px trace get ID
+  --file FILE`` and ``px trace list`` (traces ``{traceId, spans: [...]}``);
+* ``client.spans.get_spans_dataframe(...)`` written with ``to_json(orient="records",
+  lines=True)`` (columns ``context.trace_id``, ``context.span_id``, ``attributes.*``; nested
+  values are flattened the same way; epoch-millisecond times are read).
+
+Attributes are kept as they are (OpenInference names; ``span_kind`` as
+``openinference.span.kind``), and the GenAI attributes the assembly reads are added when the
+span lacks them. By ``span_kind``:
+
+* ``LLM``: a ``chat`` span; ``llm.input_messages`` -> ``gen_ai.input.messages``,
+  ``llm.output_messages`` -> ``gen_ai.output.messages`` (roles, ``message.content`` or its
+  text ``message.contents``, ``message.tool_calls``, ``message.tool_call_id``; several
+  assistant output messages are one answer); without them ``input.value`` /
+  ``output.value`` (a request's ``messages``, a response's ``choices``, or text).
+  ``llm.model_name`` and ``llm.token_count.*`` are read by the assembly as they are;
+* ``TOOL``: ``execute_tool``; ``tool.name``, ``input.value`` as arguments, ``output.value``
+  as result, ``tool_call.id`` when recorded;
+* ``AGENT``: ``invoke_agent`` with ``gen_ai.agent.name`` = ``agent.name``, else the span name;
+* ``RETRIEVER``: ``retrieval.documents.N.document.content`` is read by the assembly as it is.
+
+``session.id`` is the conversation (read by the assembly). ``status_code`` ``ERROR`` ->
+span status error. A span or trace id that is not 16/32 hexadecimal digits is hashed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import JsonValue
+
+from clineval.model.trace import SpanEvent, SpanRecord, SpanStatus
+from clineval.traces.exports import (
+    ChatMessage,
+    ItemProblem,
+    TraceFile,
+    chat_message,
+    genai_messages,
+    json_items,
+    merged_answer,
+    messages_from,
+    read_text,
+    span_id,
+    time_ns,
+    trace_id,
+    walk,
+)
+
+__all__ = ["looks_like_phoenix", "read_phoenix"]
+
+_NS = "phoenix"
+_STATUS: dict[str, SpanStatus] = {"OK": "ok", "ERROR": "error", "UNSET": "unset", "": "unset"}
+
+
+def looks_like_phoenix(value: Any) -> bool:
+    """Whether one item of a file looks like Phoenix's (for ``--format auto``)."""
+    if not isinstance(value, Mapping):
+        return False
+    if isinstance(value.get("spans"), list) and ("traceId" in value or "rootSpan" in value):
+        return True
+    context = value.get("context")
+    return (isinstance(context, Mapping) and "span_id" in context) or "context.span_id" in value
+
+
+def _indexed(flat: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """``prefix.N.rest`` keys as one dict of ``rest`` keys per N, in order of N."""
+    groups: dict[int, dict[str, Any]] = {}
+    head = prefix + "."
+    for key, value in flat.items():
+        if key.startswith(head):
+            index, _, rest = key[len(head) :].partition(".")
+            if index.isdigit() and rest:
+                groups.setdefault(int(index), {})[rest] = value
+    return [groups[n] for n in sorted(groups)]
+
+
+def _oi_message(fields: Mapping[str, Any], role: str) -> ChatMessage | None:
+    """An OpenInference message (``message.role``, ``message.content``, ...) read as an
+    OpenAI chat message."""
+    raw: dict[str, Any] = {"role": fields.get("message.role") or role}
+    if "message.content" in fields:
+        raw["content"] = fields["message.content"]
+    contents = _indexed(fields, "message.contents")
+    if contents and "content" not in raw:
+        raw["content"] = [
+            {"type": part.get("message_content.type") or "text", "text": part.get("message_content.text")}
+            for part in contents
+            if part.get("message_content.type") in (None, "text")
+        ]
+    calls = _indexed(fields, "message.tool_calls")
+    if calls:
+        raw["tool_calls"] = [
+            {
+                "id": call.get("tool_call.id"),
+                "function": {
+                    "name": call.get("tool_call.function.name"),
+                    "arguments": call.get("tool_call.function.arguments"),
+                },
+            }
+            for call in calls
+        ]
+    for key, target in (("message.tool_call_id", "tool_call_id"), ("message.name", "name")):
+        if key in fields:
+            raw[target] = fields[key]
+    return chat_message(raw)
+
+
+def _messages(flat: Mapping[str, Any], prefix: str, value_key: str, role: str) -> list[ChatMessage]:
+    found = [m for fields in _indexed(flat, prefix) if (m := _oi_message(fields, role)) is not None]
+    return found or messages_from(flat.get(value_key), role)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _genai(kind: str, name: str, attributes: dict[str, JsonValue]) -> None:
+    """Adds the GenAI attributes the assembly reads, from the OpenInference ones."""
+    if "gen_ai.operation.name" in attributes:
+        return
+    if kind == "LLM":
+        attributes["gen_ai.operation.name"] = "chat"
+        if "gen_ai.input.messages" not in attributes:
+            inputs = _messages(attributes, "llm.input_messages", "input.value", "user")
+            if inputs:
+                attributes["gen_ai.input.messages"] = genai_messages(inputs)
+        if "gen_ai.output.messages" not in attributes:
+            outputs = _messages(attributes, "llm.output_messages", "output.value", "assistant")
+            if outputs:
+                attributes["gen_ai.output.messages"] = genai_messages(merged_answer(outputs))
+    elif kind == "TOOL":
+        attributes["gen_ai.operation.name"] = "execute_tool"
+        tool = attributes.get("tool.name") or attributes.get("tool_call.function.name") or name
+        attributes["gen_ai.tool.name"] = str(tool)
+        arguments = attributes.get("tool_call.function.arguments", attributes.get("input.value"))
+        if arguments is not None:
+            attributes["gen_ai.tool.call.arguments"] = _text(arguments)
+        if attributes.get("output.value") is not None:
+            attributes["gen_ai.tool.call.result"] = _text(attributes["output.value"])
+        if isinstance(attributes.get("tool_call.id"), str):
+            attributes["gen_ai.tool.call.id"] = attributes["tool_call.id"]
+    elif kind == "AGENT":
+        attributes["gen_ai.operation.name"] = "invoke_agent"
+        attributes["gen_ai.agent.name"] = str(attributes.get("agent.name") or name or "agent")
+
+
+def _id_field(raw: Mapping[str, Any], key: str) -> str:
+    context = raw.get("context")
+    value = context.get(key) if isinstance(context, Mapping) else raw.get(f"context.{key}")
+    if not isinstance(value, str) or not value:
+        raise ItemProblem(f"context.{key}", "expected the span's OpenTelemetry id (a string)")
+    return value
+
+
+def _span(raw: Any, source: str) -> SpanRecord:
+    if not isinstance(raw, Mapping):
+        raise ItemProblem("", f"expected a Phoenix span object, got {type(raw).__name__}")
+    trace_value = _id_field(raw, "trace_id")
+    span_value = _id_field(raw, "span_id")
+    name = raw.get("name")
+    if not isinstance(name, str):
+        raise ItemProblem("name", "expected the span's name (a string)")
+    start = time_ns(raw.get("start_time"), "start_time")
+    end = time_ns(raw["end_time"], "end_time") if raw.get("end_time") is not None else start
+    parent = raw.get("parent_id")
+    if parent is not None and not isinstance(parent, str):
+        raise ItemProblem("parent_id", f"expected a span id or null, got {json.dumps(parent)[:60]}")
+    status = str(raw.get("status_code") or "").upper()
+    if status not in _STATUS:
+        got = json.dumps(raw.get("status_code"))
+        raise ItemProblem("status_code", f"expected OK, ERROR or UNSET, got {got}")
+    nested = raw.get("attributes", {})
+    if not isinstance(nested, Mapping):
+        raise ItemProblem("attributes", "expected an object")
+    attributes: dict[str, JsonValue] = dict(walk(nested))
+    for key, value in raw.items():  # a dataframe's columns: attributes.llm.input_messages, ...
+        if key.startswith("attributes.") and value is not None:
+            attributes.update(walk(value, key.removeprefix("attributes.")))
+    kind = str(raw.get("span_kind") or attributes.get("openinference.span.kind") or "").upper()
+    if kind and kind != "UNKNOWN":
+        attributes.setdefault("openinference.span.kind", kind)
+    _genai(kind, name, attributes)
+    return SpanRecord(
+        trace_id=trace_id(trace_value, _NS),
+        span_id=span_id(span_value, _NS),
+        parent_span_id=span_id(parent, _NS) if parent else None,
+        name=name,
+        start_time_unix_nano=start,
+        end_time_unix_nano=max(end, start),
+        status=_STATUS[status],
+        status_message=str(raw.get("status_message") or ""),
+        attributes=attributes,
+        events=_events(raw.get("events")),
+        scope="phoenix",
+        source=source,
+    )
+
+
+def _events(value: Any) -> tuple[SpanEvent, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ItemProblem("events", "expected a list of events")
+    events: list[SpanEvent] = []
+    for index, event in enumerate(value):
+        if not isinstance(event, Mapping) or not isinstance(event.get("name"), str):
+            raise ItemProblem(f"events[{index}]", "expected an event {name, timestamp, attributes}")
+        when = event.get("timestamp")
+        events.append(
+            SpanEvent(
+                name=event["name"],
+                time_unix_nano=time_ns(when, f"events[{index}].timestamp") if when is not None else 0,
+                attributes=dict(walk(event.get("attributes") or {})),
+            )
+        )
+    return tuple(events)
+
+
+def _spans_of(value: Any, source: str) -> list[SpanRecord]:
+    """The spans of one item: a span, or a trace of the Phoenix CLI (``{traceId, spans}``)."""
+    if isinstance(value, Mapping) and isinstance(value.get("spans"), list):
+        spans: list[SpanRecord] = []
+        for index, raw in enumerate(value["spans"]):
+            try:
+                spans.append(_span(raw, source))
+            except ItemProblem as problem:
+                raise problem.under(f"spans[{index}]") from None
+        return spans
+    return [_span(value, source)]
+
+
+def read_phoenix(path: str | Path) -> TraceFile:
+    """The spans of a Phoenix export, or the errors of its bad lines or items."""
+    file = Path(path)
+    result = TraceFile(path=file)
+    source = f"phoenix:{file.name}"
+    seen: set[tuple[str, str]] = set()
+    for item in json_items(file, read_text(file), result):
+        try:
+            spans = _spans_of(item.value, source)
+        except ItemProblem as problem:
+            result.fail(item.where, str(problem))
+            continue
+        for span in spans:
+            if (span.trace_id, span.span_id) not in seen:
+                seen.add((span.trace_id, span.span_id))
+                result.spans.append(span)
+    return result.close()
