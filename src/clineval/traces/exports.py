@@ -149,10 +149,10 @@ def json_items(path: Path, text: str, result: TraceFile) -> list[Item]:
     except json.JSONDecodeError as exc:
         if stripped[0] == "{" and _first_line_parses(text):
             return _json_lines(path, text, result)
-        result.lines = text.count("\n") + 1
+        result.lines = len(text.splitlines())
         result.fail(f"{path}:{exc.lineno}", f"not valid JSON ({exc.msg} at column {exc.colno})")
         return []
-    result.lines = text.count("\n") + 1
+    result.lines = len(text.splitlines())
     if isinstance(document, list):
         return [Item(f"{path}: item {n}", value) for n, value in enumerate(document, start=1)]
     if isinstance(document, dict) and isinstance(document.get("data"), list):

@@ -188,6 +188,9 @@ def _span(raw: Any, source: str) -> SpanRecord:
     for key, value in raw.items():  # a dataframe's columns: attributes.llm.input_messages, ...
         if key.startswith("attributes.") and value is not None:
             attributes.update(walk(value, key.removeprefix("attributes.")))
+    for key, value in attributes.items():  # a dataframe's float columns: 61.0 tokens
+        if key.startswith("llm.token_count.") and isinstance(value, float) and value.is_integer():
+            attributes[key] = int(value)
     kind = str(raw.get("span_kind") or attributes.get("openinference.span.kind") or "").upper()
     if kind and kind != "UNKNOWN":
         attributes.setdefault("openinference.span.kind", kind)
