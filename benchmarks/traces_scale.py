@@ -13,12 +13,16 @@ after imports; the bodies are read from a file one at a time, inside the timing)
    with opentelemetry-proto alone, touching every span's attributes (the peer);
 2. **clineval receive**: what ``POST /v1/traces`` does without HTTP: ``decode_protobuf``
    into ``SpanRecord`` objects, then ``TraceStore.add`` of each batch into a fresh run store;
-3. **clineval assemble**: what ``clineval traces score --since`` does before scoring: read
-   every stored span of the window back (``TraceStore.since``), ``assemble`` them into
-   conversations and ``cases_from_traffic``. ``assemble`` holds the window's spans in
-   memory, so this is read as one window (the worst case), and as ``--windows`` time
-   windows read one after the other (a conversation that crosses a window's end is
-   assembled in two parts: the conversation count shows how many).
+3. **all spans at once** (for comparison; what ``clineval traces score`` did before it
+   read in batches): read every stored span of the window back (``TraceStore.since``),
+   ``assemble`` them into conversations and ``cases_from_traffic``, all in memory;
+4. **clineval select**: what ``clineval traces score`` and ``clineval monitor`` do before
+   scoring: ``select_traffic`` (an index of the traces, then batches of whole
+   conversations of about ``BATCH_SPANS`` spans, read and assembled once to choose and
+   again to make the cases), every case read;
+5. **clineval traces score**: the same, then the cases scored and stored as a run
+   (``score_traffic``) with two metrics that need no judge (``latency``, ``failure``), so
+   the figure is the traces path and the store, not a judge.
 
 Target (issue 23): 100,000 spans received and assembled in under 500 MB.
 
@@ -268,37 +272,54 @@ def phase_receive(payloads: Path, store_path: Path) -> dict[str, Any]:
     return {"spans": received, "stored": stored, "seconds": seconds, "decode_seconds": decode_s}
 
 
-def phase_assemble(store_path: Path, windows: int, idle_s: float) -> dict[str, Any]:
+def phase_all_at_once(store_path: Path, idle_s: float) -> dict[str, Any]:
     from clineval.store.sqlite import RunStore
     from clineval.store.traces import TraceStore
     from clineval.traces.assemble import assemble, cases_from_traffic
 
     store = RunStore(store_path)
     traces = TraceStore(store)
-    (first, last) = store.query("SELECT MIN(start_ns), MAX(start_ns) FROM spans")[0]
+    first = store.query("SELECT MIN(start_ns) FROM spans")[0][0]
     started = time.perf_counter()
-    spans = conversations = cases = pending = 0
-    read_s = 0.0
-    step = (last - first) // windows + 1
-    for w in range(windows):
-        t0 = time.perf_counter()
-        chunk = traces.since(first + w * step, until_ns=first + (w + 1) * step)
-        read_s += time.perf_counter() - t0
-        traffic = assemble(chunk, idle_seconds=idle_s)
-        spans += len(chunk)
-        conversations += len(traffic.conversations)
-        pending += len(traffic.pending)
-        cases += len(cases_from_traffic(traffic))
-        del chunk, traffic
+    spans = traces.since(first)
+    read_s = time.perf_counter() - started
+    traffic = assemble(spans, idle_seconds=idle_s)
+    cases = len(cases_from_traffic(traffic))
     seconds = time.perf_counter() - started
     store.close()
     return {
-        "spans": spans,
-        "conversations": conversations,
-        "pending": pending,
+        "spans": len(spans),
+        "conversations": len(traffic.conversations),
+        "pending": len(traffic.pending),
         "cases": cases,
         "seconds": seconds,
         "read_seconds": read_s,
+    }
+
+
+def phase_select(store_path: Path, idle_s: float, score: bool) -> dict[str, Any]:
+    from clineval.store.sqlite import RunStore
+    from clineval.traces.score import score_traffic, select_traffic
+
+    store = RunStore(store_path)
+    first = store.query("SELECT MIN(start_ns) FROM spans")[0][0]
+    store.close()
+    started = time.perf_counter()
+    selection = select_traffic(store_path, since_ns=first, idle_seconds=idle_s)
+    chosen_s = time.perf_counter() - started
+    if score:
+        result = score_traffic(selection, ["latency", "failure"], store=store_path, progress=False)
+        cases = result.case_count()
+    else:
+        cases = sum(1 for _ in selection.cases)
+    seconds = time.perf_counter() - started
+    return {
+        "spans": selection.spans,
+        "conversations": selection.conversations,
+        "pending": selection.pending,
+        "cases": cases,
+        "seconds": seconds,
+        "read_seconds": chosen_s,
     }
 
 
@@ -321,7 +342,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=500, help="spans per export request")
-    parser.add_argument("--windows", type=int, default=12, help="time windows read one after the other")
     parser.add_argument("--phase", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
@@ -330,8 +350,10 @@ def main() -> None:
             answer = phase_floor(Path(rest[0]))
         elif name == "receive":
             answer = phase_receive(Path(rest[0]), Path(rest[1]))
+        elif name == "all":
+            answer = phase_all_at_once(Path(rest[0]), 300.0)
         else:
-            answer = phase_assemble(Path(rest[0]), int(rest[1]), 300.0)
+            answer = phase_select(Path(rest[0]), 300.0, score=name == "score")
         print(json.dumps(answer))
         return
 
@@ -354,10 +376,12 @@ def main() -> None:
         receive, rss = _child(["receive", str(payloads), str(store)])
         rows.append(("clineval receive: decode_protobuf + TraceStore.add", receive, rss))
         db_mb = sum(p.stat().st_size for p in Path(tmp).glob("clineval.db*")) / 1e6
-        one, rss = _child(["assemble", str(store), "1"])
-        rows.append(("clineval assemble: one window (all spans)", one, rss))
-        many, rss = _child(["assemble", str(store), str(args.windows)])
-        rows.append((f"clineval assemble: {args.windows} windows in turn", many, rss))
+        at_once, rss = _child(["all", str(store)])
+        rows.append(("all spans at once (before; for comparison)", at_once, rss))
+        select, rss = _child(["select", str(store)])
+        rows.append(("clineval select: batches of conversations", select, rss))
+        scored, rss = _child(["score", str(store)])
+        rows.append(("clineval traces score (latency, failure)", scored, rss))
 
     print(f"\n{'':52} {'spans':>9} {'seconds':>8} {'spans/s':>9} {'vs floor':>9} {'peak RSS':>9}")
     floor_rate = floor["spans"] / floor["seconds"]
@@ -372,9 +396,13 @@ def main() -> None:
         f"{receive['seconds'] - receive['decode_seconds']:.2f} s; {receive['stored']:,} stored; "
         f"store {db_mb:.0f} MB"
     )
-    for label, answer in (("one window", one), (f"{args.windows} windows", many)):
+    for label, answer, what in (
+        ("all at once", at_once, "reading spans back"),
+        ("select", select, "choosing (first reading)"),
+        ("traces score", scored, "choosing (first reading)"),
+    ):
         print(
-            f"assemble ({label}): reading spans back {answer['read_seconds']:.2f} s, "
+            f"{label}: {what} {answer['read_seconds']:.2f} s, "
             f"{answer['conversations']:,} conversations, {answer['cases']:,} cases, "
             f"{answer['pending']} pending"
         )

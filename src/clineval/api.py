@@ -22,7 +22,8 @@ from pydantic import ValidationError
 
 from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, build_agent, with_placeholders
 from clineval.datasets import Dataset, fingerprint_cases, load_dataset
-from clineval.datasets.loaders import StreamedDataset, stream_dataset
+from clineval.datasets.loaders import stream_dataset
+from clineval.datasets.streams import CaseStream
 from clineval.errors import ConfigError, field_errors
 from clineval.interrupts import run_sync
 from clineval.judges.base import Judge
@@ -172,8 +173,8 @@ class _Session:
 
 def _new_record(
     config: RunConfig,
-    dataset_source: str | Dataset | StreamedDataset,
-    cases: Sequence[Case] | StreamedDataset,
+    dataset_source: str | Dataset | CaseStream,
+    cases: Sequence[Case] | CaseStream,
     metrics: Sequence[Metric],
     judge: Judge | None,
     judge_config: JudgeConfig | None,
@@ -182,7 +183,7 @@ def _new_record(
     # ${NAME} values of the run file are stored as ${NAME} (read again on resume)
     stored = config.model_copy(update={"metrics": []}).stored()
     stored["metrics"] = with_placeholders([_metric_spec(m) for m in metrics], config.from_environment)
-    fingerprint = cases.fingerprint_value if isinstance(cases, StreamedDataset) else fingerprint_cases(cases)
+    fingerprint = cases.fingerprint_value if isinstance(cases, CaseStream) else fingerprint_cases(cases)
     return RunRecord(
         id=new_run_id(),
         name=config.name,
@@ -396,8 +397,8 @@ async def aevaluate(
 
     # Data (without keep_results, a JSONL file is checked line by line and never held in memory)
     load = load_dataset if keep_results else stream_dataset
-    dataset: Dataset | StreamedDataset
-    if isinstance(data, Dataset):
+    dataset: Dataset | CaseStream
+    if isinstance(data, Dataset | CaseStream):
         dataset = data
     elif data is None:
         path = config.data_path()
@@ -432,14 +433,14 @@ async def aevaluate(
     run_store = _open_store(store)
     session = _Session(config, run_store, reporter)
     judge_instance = session.judge(judge_obj)
-    cases = dataset if isinstance(dataset, StreamedDataset) else dataset.cases
+    cases = dataset if isinstance(dataset, CaseStream) else dataset.cases
     record = _new_record(config, dataset, cases, built, judge_instance, judge_config)
     run_store.create_run(record, cases)
     if not keep_results and getattr(config, "executor", "local") != "ray":
         # the runner reads the cases back from the store, a chunk at a time
         del dataset, cases
         return await session.run(record, None, built, agent_fn, judge_instance, keep_results=False)
-    if isinstance(cases, StreamedDataset):
+    if isinstance(cases, CaseStream):
         cases = list(cases)
     return await session.run(record, cases, built, agent_fn, judge_instance, keep_results=keep_results)
 

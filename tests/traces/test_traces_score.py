@@ -53,7 +53,7 @@ def test_a_conversation_still_arriving_is_held_back(tmp_path: Path) -> None:
     assert (selection.pending, len(selection.cases)) == (1, 0)
     selection = select_traffic(db, since_ns=parse_since("1h"), idle_seconds=0)
     assert (selection.conversations, len(selection.cases)) == (1, 1)
-    assert select_traffic(db, since_ns=parse_since("1h"), idle_seconds=0, agent="Radiology").cases == []
+    assert len(select_traffic(db, since_ns=parse_since("1h"), idle_seconds=0, agent="Radiology").cases) == 0
 
 
 def test_traces_score_makes_a_run_linked_to_the_trace(tmp_path: Path) -> None:

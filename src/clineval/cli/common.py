@@ -154,6 +154,17 @@ def with_judge_limits(config: JudgeConfig, rpm: float | None, tpm: float | None)
     return config.model_copy(update=updates) if updates else config
 
 
+def gold_option(fn: F) -> F:
+    """``--gold FILE``: labels joined to conversations by id and turn (:mod:`clineval.conversations.gold`)."""
+    return click.option(
+        "--gold",
+        "gold_path",
+        type=click.Path(dir_okay=False),
+        help="Gold labels joined by conversation id and turn (JSONL, JSON or CSV: gold_agent, gold_tools, "
+        "reference, ...; see docs/conversations.md 'Gold labels from a side file').",
+    )(fn)
+
+
 def executor_options(fn: F) -> F:
     """``--executor``, ``--ray-address`` and ``--ray-workers`` (see docs/ray.md)."""
     fn = click.option(

@@ -14,6 +14,7 @@ from clineval.cli.common import (
     executor_options,
     executor_settings,
     friendly,
+    gold_option,
     judge_option,
     metric_specs,
     out,
@@ -142,6 +143,7 @@ def simulate_command(
 )
 @click.option("--judge", "-j", help="Judge for judge-based metrics.")
 @click.option("--patient", "patient_id", help="The patient of conversations that do not record one.")
+@gold_option
 @click.option("--name", help="A name for the run.")
 @click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
 @click.option("--group-by", help="Also show aggregates grouped by this metadata field (e.g. patient_id).")
@@ -154,6 +156,7 @@ def score_command(
     metric_opts: tuple[str, ...],
     judge: str | None,
     patient_id: str | None,
+    gold_path: str | None,
     name: str | None,
     tags: tuple[str, ...],
     group_by: str | None,
@@ -162,11 +165,13 @@ def score_command(
     store_path: str,
 ) -> None:
     """Score saved conversations (a .json/.jsonl file or a folder of them) as a stored run."""
+    from clineval.conversations.gold import load_gold
     from clineval.conversations.simulate import score_conversations
 
     specs = metric_specs(metric_opts)
     if not specs:
         raise ConfigError("name at least one metric with -m (see 'clineval metrics')")
+    gold = load_gold(gold_path) if gold_path else None
     result = score_conversations(
         path,
         specs,
@@ -176,5 +181,8 @@ def score_command(
         name=name,
         tags=tag_pairs(tags),
         progress=None if not quiet else False,
+        gold=gold,
     )
     render.print_result(result, out, by=group_by, cases=show_cases)
+    if gold is not None:
+        err.print(gold.summary(), highlight=False, markup=False, soft_wrap=True)

@@ -14,7 +14,19 @@ from typing import TYPE_CHECKING
 import click
 from rich.text import Text
 
-from clineval.cli.common import err, friendly, metric_specs, out, store_option, tag_pairs
+from clineval.cli.common import (
+    err,
+    executor_options,
+    executor_settings,
+    friendly,
+    gold_option,
+    judge_limit_options,
+    metric_specs,
+    out,
+    store_option,
+    tag_pairs,
+    with_judge_limits,
+)
 from clineval.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -231,6 +243,40 @@ _agent_option = click.option("--agent", help="Only conversations this agent answ
 _judge_option = click.option(
     "--judge", "-j", help="Judge for judge-based metrics (default: the offline judge)."
 )
+_sample_option = click.option(
+    "--sample", type=click.IntRange(min=1), help="Score a random sample of this many conversations."
+)
+_seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+
+
+def _judge_and_settings(
+    judge: str | None,
+    judge_rpm: float | None,
+    judge_tpm: float | None,
+    executor: str | None,
+    ray_address: str | None,
+    ray_workers: int | None,
+) -> tuple[object, dict[str, object]]:
+    """The judge (with --judge-rpm/--judge-tpm) and the executor settings of a scoring command."""
+    from clineval.cli.common import judge_option
+    from clineval.judges.config import JudgeConfig
+
+    config = judge_option(judge)
+    if judge_rpm is not None or judge_tpm is not None:
+        config = with_judge_limits(config or JudgeConfig(), judge_rpm, judge_tpm)
+    return config, executor_settings(executor, ray_address, ray_workers)
+
+
+def _print_gold(path: str, counts: dict[str, int]) -> None:
+    """How the gold file's rows met the conversations to score, on one line."""
+    others = ", ".join(f"{n} {reason}" for reason, n in counts.items() if reason != "joined" and n)
+    err.print(
+        f"gold labels from {path}: {counts.get('joined', 0)} row(s) joined"
+        + (f"; not joined: {others}" if others else ""),
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 @traces_group.command(name="score")
@@ -238,17 +284,18 @@ _judge_option = click.option(
     "--since", default="24h", show_default=True, help="Spans started since: 24h, 30m, 7d or an ISO date."
 )
 @_agent_option
-@click.option(
-    "--sample", type=click.IntRange(min=1), help="Score a random sample of this many conversations."
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@_sample_option
+@_seed_option
 @_idle_option
 @click.option("--per-turn", is_flag=True, help="One case per user turn instead of one per conversation.")
+@gold_option
 @_metric_option
 @_judge_option
+@judge_limit_options
 @click.option("--name", help="A name for the run.")
 @click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@executor_options
 @store_option
 @friendly
 def score_command(
@@ -258,16 +305,22 @@ def score_command(
     seed: int,
     idle_seconds: float,
     per_turn: bool,
+    gold_path: str | None,
     metric_opts: tuple[str, ...],
     judge: str | None,
+    judge_rpm: float | None,
+    judge_tpm: float | None,
     name: str | None,
     tags: tuple[str, ...],
     quiet: bool,
+    executor: str | None,
+    ray_address: str | None,
+    ray_workers: int | None,
     store_path: str,
 ) -> None:
     """Score the conversations of the stored traces as a run: spans since --since are assembled
     into conversations (docs/traces-semconv.md), one case each, linked to their trace ids."""
-    from clineval.cli.common import judge_option
+    from clineval.conversations.gold import load_gold
     from clineval.results import render
     from clineval.traces.score import parse_since, score_traffic, select_traffic
 
@@ -276,7 +329,9 @@ def score_command(
         raise ConfigError("name at least one metric with -m (see 'clineval metrics')")
     if not Path(store_path).is_file():
         raise ConfigError(f"{store_path}: no run store here; receive traces with clineval collect first")
+    the_judge, settings = _judge_and_settings(judge, judge_rpm, judge_tpm, executor, ray_address, ray_workers)
     since_ns = parse_since(since)
+    gold = load_gold(gold_path) if gold_path else None
     selection = select_traffic(
         store_path,
         since_ns=since_ns,
@@ -285,6 +340,7 @@ def score_command(
         seed=seed,
         idle_seconds=idle_seconds,
         per_turn=per_turn,
+        gold=gold,
     )
     err.print(
         f"{selection.spans:,} span(s) since {since}: {selection.conversations} conversation(s) finished, "
@@ -294,15 +350,23 @@ def score_command(
         markup=False,
         soft_wrap=True,
     )
-    all_tags = {"since": since, **({"agent": agent} if agent else {}), **tag_pairs(tags)}
+    if gold is not None:
+        _print_gold(gold_path or "", selection.gold)
+    all_tags = {
+        "since": since,
+        **({"agent": agent} if agent else {}),
+        **({"gold": Path(gold_path).name} if gold_path else {}),
+        **tag_pairs(tags),
+    }
     result = score_traffic(
         selection,
         specs,
         store=store_path,
-        judge=judge_option(judge),
+        judge=the_judge,
         name=name,
         tags=all_tags,
         progress=None if not quiet else False,
+        settings=settings,
     )
     render.print_result(result, out)
 
@@ -319,10 +383,19 @@ def score_command(
 )
 @_idle_option
 @_agent_option
+@click.option(
+    "--sample",
+    type=click.IntRange(min=1),
+    help="Score at most this many new conversations a round, drawn at random (the rest wait).",
+)
+@_seed_option
+@gold_option
 @_judge_option
+@judge_limit_options
 @click.option("--name", help="A name for each round's run (default 'traffic monitor').")
 @click.option("--tag", "tags", multiple=True, help="KEY=VALUE tag on each round's run (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@executor_options
 @store_option
 @friendly
 def monitor_command(
@@ -332,17 +405,25 @@ def monitor_command(
     since: str,
     idle_seconds: float,
     agent: str | None,
+    sample: int | None,
+    seed: int,
+    gold_path: str | None,
     judge: str | None,
+    judge_rpm: float | None,
+    judge_tpm: float | None,
     name: str | None,
     tags: tuple[str, ...],
     quiet: bool,
+    executor: str | None,
+    ray_address: str | None,
+    ray_workers: int | None,
     store_path: str,
 ) -> None:
     """Score new conversations of the stored traces, once (cron) or on a schedule: one run a round.
 
     Each round scores the finished conversations not scored before as one run tagged
     source=traces, monitor=1; conversations still arriving wait for a later round."""
-    from clineval.cli.common import judge_option
+    from clineval.conversations.gold import load_gold
     from clineval.errors import RunInterrupted
     from clineval.interrupts import exit_code, interrupted_by
     from clineval.results import render
@@ -356,13 +437,21 @@ def monitor_command(
     if not specs:
         raise ConfigError("name at least one metric with -m (see 'clineval metrics')")
     parse_since(since)  # a bad --since stops before the first round
-    the_judge = judge_option(judge)
-    all_tags = {"since": since, **({"agent": agent} if agent else {}), **tag_pairs(tags)}
+    gold = load_gold(gold_path) if gold_path else None  # read once; a bad file stops here
+    the_judge, settings = _judge_and_settings(judge, judge_rpm, judge_tpm, executor, ray_address, ray_workers)
+    all_tags = {
+        "since": since,
+        **({"agent": agent} if agent else {}),
+        **({"gold": Path(gold_path).name} if gold_path else {}),
+        **tag_pairs(tags),
+    }
 
     def found(selection: TrafficSelection) -> None:
         line = describe(selection, since)
         if selection.cases:
             err.print(line, highlight=False, markup=False, soft_wrap=True)
+            if gold is not None:
+                _print_gold(gold_path or "", selection.gold)
         else:
             out.print(f"nothing new to score: {line}", highlight=False, markup=False, soft_wrap=True)
             sys.stdout.flush()
@@ -376,11 +465,15 @@ def monitor_command(
             since_ns=parse_since(since),
             agent=agent,
             idle_seconds=idle_seconds,
+            sample=sample,
+            seed=seed,
+            gold=gold,
             judge=the_judge,
             name=name,
             tags=all_tags,
             progress=None if not quiet else False,
             on_selected=found,
+            settings=settings,
         )
         if outcome.result is not None:
             render.print_result(outcome.result, out)

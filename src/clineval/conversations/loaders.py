@@ -77,6 +77,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from clineval.conversations.cases import conversation_to_case
+from clineval.conversations.gold import GoldLabels
 from clineval.conversations.model import USER, Conversation, Message, TokenUsage, ToolCallRecord
 from clineval.datasets.loaders import Dataset
 from clineval.errors import DatasetError
@@ -175,14 +176,21 @@ def load_conversations(path: str | Path, *, patient_id: str | None = None) -> li
     return conversations
 
 
-def conversations_dataset(path: str | Path, *, patient_id: str | None = None) -> Dataset:
+def conversations_dataset(
+    path: str | Path, *, patient_id: str | None = None, gold: GoldLabels | None = None
+) -> Dataset:
     """:func:`load_conversations` as a dataset: one case per conversation
-    (:func:`~clineval.conversations.cases.conversation_to_case`), source = ``path``."""
+    (:func:`~clineval.conversations.cases.conversation_to_case`), source = ``path``; with
+    ``gold``, its labels joined (:mod:`clineval.conversations.gold`)."""
     problems: list[str] = []
     cases = []
     for conversation in load_conversations(path, patient_id=patient_id):
         try:
-            cases.append(conversation_to_case(conversation))
+            if gold is None:
+                cases.append(conversation_to_case(conversation))
+            else:
+                case = conversation_to_case(gold.apply(conversation))
+                cases.append(gold.complete(case, conversation.id, None))
         except ValidationError as exc:
             problems.extend(f"{conversation.source or conversation.id}: {line}" for line in _field_lines(exc))
     _raise_if(problems)

@@ -56,6 +56,7 @@ from pydantic import (
 )
 
 from clineval.conversations.cases import CONVERSATION_KEY
+from clineval.conversations.gold import GoldLabels
 from clineval.conversations.model import Conversation, Message
 from clineval.conversations.scenarios import Scenario, load_scenarios
 from clineval.conversations.users import (
@@ -796,19 +797,25 @@ async def ascore_conversations(
     name: str | None = None,
     tags: Mapping[str, str] | None = None,
     progress: Any = None,
+    gold: GoldLabels | None = None,
 ) -> EvalResult:
     """Score saved conversations (a file or a folder, any format the loaders read) as a run.
 
     ``patient_id`` is passed to the loaders (the patient of conversations that do not
-    record one).
+    record one). ``gold``: labels joined to the conversations by id and turn
+    (:mod:`clineval.conversations.gold`; ``gold.used`` then says which rows were).
     """
     from clineval.api import aevaluate
     from clineval.config import RunConfig
     from clineval.conversations.loaders import conversations_dataset
 
-    dataset = conversations_dataset(path, patient_id=patient_id)
+    dataset = conversations_dataset(path, patient_id=patient_id, gold=gold)
     source = Path(path)
-    run_tags = {"environment": "conversations", **dict(tags or {})}
+    run_tags = {
+        "environment": "conversations",
+        **({"gold": gold.path.name} if gold else {}),
+        **dict(tags or {}),
+    }
     # Relative paths in metric settings (references=..., sources=...) are taken from the
     # working directory, and kept that way for a resumed run started elsewhere.
     config = RunConfig(base_dir=str(Path.cwd()))

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from clineval.datasets.streams import CaseStream
 from clineval.errors import DatasetError, field_errors
 from clineval.model import CASE_FIELDS, Case
 
@@ -103,7 +104,7 @@ def _fingerprint_update(digest: Any, case: Case) -> None:
 
 
 @dataclass
-class StreamedDataset:
+class StreamedDataset(CaseStream):
     """A JSONL file checked in full but not held in memory: iterating it reads it again.
 
     :func:`stream_dataset` validates every line first (every bad line is reported at
@@ -120,9 +121,6 @@ class StreamedDataset:
     n_cases: int
     fingerprint_value: str
     metadata_columns: list[str] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return self.n_cases
 
     def __iter__(self) -> Iterator[Case]:
         digest = hashlib.sha256()
@@ -142,9 +140,6 @@ class StreamedDataset:
             yield case
         if problems or n != self.n_cases or digest.hexdigest()[:16] != self.fingerprint_value:
             raise DatasetError(f"{self.source}: the file changed while it was read; run again")
-
-    def fingerprint(self) -> str:
-        return self.fingerprint_value
 
 
 def stream_dataset(
@@ -335,6 +330,21 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
         children = node.values() if isinstance(node, dict) else node
         stack.extend((child, depth + 1) for child in children if isinstance(child, list | dict))
     return False
+
+
+def read_records(path: str | Path, *, encoding: str | None = None) -> list[tuple[int, Any]]:
+    """The records of a ``.jsonl``, ``.json`` or ``.csv`` file, each with its line (JSON: its
+    position in the list), read as strictly as datasets are (every bad line reported with
+    ``FILE:LINE``): for side files that are not cases (gold labels, mappings)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
+    codec = check_encoding(encoding)
+    readers = {".jsonl": _read_jsonl, ".json": _read_json, ".csv": _read_csv}
+    reader = readers.get(path.suffix.lower())
+    if reader is None:
+        raise DatasetError(f"{path}: expected a .jsonl, .json or .csv file")
+    return reader(path, codec)
 
 
 def _read_jsonl(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:

@@ -23,10 +23,15 @@ from clineval.model.trace import SpanEvent, SpanRecord
 from clineval.redaction import Masker
 from clineval.store.sqlite import RunStore
 
-__all__ = ["CONVERSATION_ID", "AddResult", "SpanGroup", "TraceStore"]
+__all__ = ["CONVERSATION_ID", "CONVERSATION_KEYS", "AddResult", "SpanGroup", "TraceEntry", "TraceStore"]
 
 #: The GenAI semantic conventions' attribute that names the conversation a span belongs to.
 CONVERSATION_ID = "gen_ai.conversation.id"
+#: The attributes that name it, first found wins: the GenAI conventions', then OpenInference's
+#: ``session.id`` (the same list as the ``conversation.id`` row of the semantic-conventions table).
+CONVERSATION_KEYS = (CONVERSATION_ID, "session.id")
+#: Largest number of ids in one ``IN (...)`` (SQLite's default limit on parameters is 999+).
+_IN_BATCH = 500
 
 _COLUMNS = (
     "trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns, status, status_message,"
@@ -65,11 +70,14 @@ class SpanGroup:
 
 
 def _conversation_id(span: SpanRecord) -> str | None:
-    value = span.attributes.get(CONVERSATION_ID)
-    if value is None or isinstance(value, dict | list):
-        return None
-    text = str(value)
-    return text or None
+    for key in CONVERSATION_KEYS:
+        value = span.attributes.get(key)
+        if value is None or isinstance(value, dict | list):
+            continue
+        text = str(value)
+        if text:
+            return text
+    return None
 
 
 def _row(span: SpanRecord, masker: Masker, now: float) -> tuple[object, ...]:
@@ -112,6 +120,18 @@ def _record(row: Sequence[Any]) -> SpanRecord:
         scope=row[13],
         source=row[14],
     )
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One trace (or the part of it naming one conversation) in the index a bounded reader
+    plans its batches from: the conversation its spans name (``None``: none), how many
+    spans, and when the first started."""
+
+    trace_id: str
+    conversation_id: str | None
+    spans: int
+    first_start_ns: int
 
 
 def _group(row: Sequence[Any]) -> SpanGroup:
@@ -179,6 +199,62 @@ class TraceStore:
             where += " AND start_ns < ?"
             params.append(until_ns)
         return self._spans(where, params, limit=limit)
+
+    def last_seq(self) -> int:
+        """The ``seq`` of the last span stored (0 when none): a reader that stops there sees
+        the store as it was, whatever arrives while it reads."""
+        if not self.available:
+            return 0
+        return int(self.store.query("SELECT COALESCE(MAX(seq), 0) FROM spans")[0][0])
+
+    def trace_index(self, since_ns: int, *, until_seq: int | None = None) -> list[TraceEntry]:
+        """Each trace with spans started since ``since_ns`` (stored up to row ``until_seq``),
+        once per conversation its spans name, first started first: small (a few numbers a
+        trace), read without the spans' attributes. Spans stored by an older clineval with
+        only OpenInference's ``session.id`` are read by it too."""
+        if not self.available:
+            return []
+        where, params = "start_ns >= ?", [since_ns]
+        if until_seq is not None:
+            where += " AND seq <= ?"
+            params.append(until_seq)
+        conversation = (
+            "CASE WHEN conversation_id IS NULL AND instr(attributes, '\"session.id\"') > 0"
+            " THEN json_extract(attributes, '$.\"session.id\"') ELSE conversation_id END"
+        )
+        rows = self.store.query(
+            f"SELECT trace_id, {conversation} AS cid, COUNT(*), MIN(start_ns) FROM spans WHERE {where}"
+            " GROUP BY trace_id, cid ORDER BY MIN(start_ns), trace_id",
+            params,
+        )
+        return [
+            TraceEntry(
+                trace_id=row[0],
+                conversation_id=None if row[1] in (None, "") else str(row[1]),
+                spans=int(row[2]),
+                first_start_ns=int(row[3]),
+            )
+            for row in rows
+        ]
+
+    def traces_since(
+        self, trace_ids: Sequence[str], since_ns: int, *, until_seq: int | None = None
+    ) -> list[SpanRecord]:
+        """The spans of these traces started since ``since_ns`` (stored up to row ``until_seq``),
+        by start time: one batch of a bounded read planned with :meth:`trace_index`."""
+        spans: list[SpanRecord] = []
+        ids = list(dict.fromkeys(trace_ids))
+        for at in range(0, len(ids), _IN_BATCH):
+            chunk = ids[at : at + _IN_BATCH]
+            where = f"trace_id IN ({', '.join('?' * len(chunk))}) AND start_ns >= ?"
+            params: list[object] = [*chunk, since_ns]
+            if until_seq is not None:
+                where += " AND seq <= ?"
+                params.append(until_seq)
+            spans.extend(self._spans(where, params))
+        if len(ids) > _IN_BATCH:
+            spans.sort(key=lambda s: s.start_time_unix_nano)
+        return spans
 
     def after_seq(self, seq: int, *, limit: int = 10_000) -> tuple[list[SpanRecord], int]:
         """Spans that arrived after row ``seq`` (in arrival order), and the last row's ``seq``

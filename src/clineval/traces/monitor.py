@@ -16,12 +16,13 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clineval.conversations.gold import GoldLabels
 from clineval.traces.score import TrafficSelection, score_traffic, select_traffic
 
 __all__ = ["RoundOutcome", "describe", "monitor_round", "run_monitor"]
@@ -45,6 +46,7 @@ def describe(selection: TrafficSelection, window: str) -> str:
         f"{selection.spans:,} span(s) since {window}: {len(selection.conversation_ids)} new conversation(s) "
         f"to score, {selection.already_scored} already scored, {selection.pending} still arriving "
         f"(held back), {selection.not_this_agent} of another agent"
+        + (f", {selection.not_sampled} not sampled (left for a later round)" if selection.not_sampled else "")
     )
 
 
@@ -69,14 +71,25 @@ def monitor_round(
     since_ns: int,
     agent: str | None = None,
     idle_seconds: float = 300.0,
+    sample: int | None = None,
+    seed: int = 0,
+    gold: GoldLabels | None = None,
     judge: Any = None,
     name: str | None = None,
     tags: dict[str, str] | None = None,
     progress: Any = None,
     now_ns: int | None = None,
     on_selected: Callable[[TrafficSelection], None] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> RoundOutcome:
-    """Score the finished conversations since ``since_ns`` not scored before, as one run."""
+    """Score the finished conversations since ``since_ns`` not scored before, as one run.
+
+    With ``sample``, at most that many of them, drawn at random, seeded by ``seed`` plus
+    the number of conversations already scored (each round draws afresh; the same round run
+    again draws the same); those not drawn are not marked scored, so a later round may
+    draw them.
+
+    ``settings``: further :func:`clineval.api.evaluate` settings (``executor="ray"``, ...)."""
     from clineval.store.sqlite import RunStore
     from clineval.store.traces import TraceStore
 
@@ -86,7 +99,15 @@ def monitor_round(
     finally:
         store.close()
     selection = select_traffic(
-        store_path, since_ns=since_ns, agent=agent, idle_seconds=idle_seconds, now_ns=now_ns, exclude=scored
+        store_path,
+        since_ns=since_ns,
+        agent=agent,
+        idle_seconds=idle_seconds,
+        now_ns=now_ns,
+        exclude=scored,
+        sample=sample,
+        seed=seed + len(scored),
+        gold=gold,
     )
     if on_selected is not None:
         on_selected(selection)
@@ -100,6 +121,7 @@ def monitor_round(
         name=name or "traffic monitor",
         tags={"monitor": "1", **(tags or {})},
         progress=progress,
+        settings=settings,
     )
     store = RunStore(Path(store_path))
     try:

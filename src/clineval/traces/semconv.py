@@ -33,6 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from clineval.store.traces import CONVERSATION_KEYS
+
 __all__ = [
     "AGENT_CALLS",
     "CHOICE_EVENT",
@@ -73,7 +75,7 @@ TABLE: tuple[Mapping, ...] = (
     # -- grouping and roles of spans ------------------------------------------------------
     Mapping(
         "conversation.id",
-        ("gen_ai.conversation.id", "session.id"),
+        CONVERSATION_KEYS,  # the store indexes spans by the same names
         "span attribute",
         "GenAI 1.37+; OpenInference session.id",
         "spans without one inherit their nearest ancestor's, else their trace's; else the "
