@@ -1,14 +1,21 @@
 """examples/traffic end to end, as its README says: generate.py writes the instrumented agents'
 traffic as OTLP JSON lines, ``clineval traces import`` stores it, ``clineval traces score``
 scores it offline; each conversation is one case, both agents appear, and the answers that
-restate their tool result are the ones faithful to it."""
+restate their tool result are the ones faithful to it. The same through the receiver: a
+``clineval collect`` process, generate.py exporting to it over OTLP/HTTP, ``traces score``
+beside it."""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from tests.traces.test_instrumented_agent import running_collect
 
 from clineval.store.sqlite import RunStore
 
@@ -16,41 +23,38 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "traffic"
 N = 6  # one conversation per scenario of agent.py
 
 
-def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+def _run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     return proc
 
 
-def test_generate_import_and_score_the_example_traffic(tmp_path: Path) -> None:
-    generated = _run(tmp_path, str(EXAMPLE / "generate.py"), "-n", str(N), "--file", "traffic.jsonl")
-    assert generated.stdout.strip() == f"traffic.jsonl: {N} conversations, {4 * N} spans"
-    lines = (tmp_path / "traffic.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == N and all("resourceSpans" in json.loads(line) for line in lines)
+SCORE = (
+    "-m",
+    "clineval.cli.main",
+    "traces",
+    "score",
+    "--since",
+    "1h",
+    "--idle",
+    "0",
+    "-m",
+    "conversational_faithfulness",
+    "-m",
+    "latency",
+    "-m",
+    "failure",
+    "-q",
+)
 
-    cli = ("-m", "clineval.cli.main")
-    imported = _run(tmp_path, *cli, "traces", "import", "traffic.jsonl")
-    assert f"{4 * N} spans, {4 * N} new, 0 already stored" in imported.stdout
-    _run(
-        tmp_path,
-        *cli,
-        "traces",
-        "score",
-        "--since",
-        "1h",
-        "--idle",
-        "0",
-        "-m",
-        "conversational_faithfulness",
-        "-m",
-        "latency",
-        "-m",
-        "failure",
-        "-q",
-    )
 
-    store = RunStore(tmp_path / ".clineval" / "clineval.db")
+def _assert_the_example_scores(db: Path) -> None:
+    """One run of N cases, one per conversation: both agents, and the answers that restate
+    their tool result (scenarios 1, 2 and 5) are the faithful ones."""
+    store = RunStore(db)
     try:
         (run,) = store.list_runs()
         assert run.tags["source"] == "traces"
@@ -78,11 +82,58 @@ def test_generate_import_and_score_the_example_traffic(tmp_path: Path) -> None:
     assert all(
         value is not None and value < 1.0
         for cid, value in faithfulness.items()
-        if cid
-        in {
-            "traffic-0003",
-            "traffic-0004",
-            "traffic-0006",
-        }
+        if cid in {"traffic-0003", "traffic-0004", "traffic-0006"}
     )
     assert all(results[(cid, "failure")] == 0.0 for cid in cases)
+
+
+def test_generate_import_and_score_the_example_traffic(tmp_path: Path) -> None:
+    generated = _run(tmp_path, str(EXAMPLE / "generate.py"), "-n", str(N), "--file", "traffic.jsonl")
+    assert generated.stdout.strip() == f"traffic.jsonl: {N} conversations, {4 * N} spans"
+    lines = (tmp_path / "traffic.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == N and all("resourceSpans" in json.loads(line) for line in lines)
+
+    imported = _run(tmp_path, "-m", "clineval.cli.main", "traces", "import", "traffic.jsonl")
+    assert f"{4 * N} spans, {4 * N} new, 0 already stored" in imported.stdout
+    _run(tmp_path, *SCORE)
+    _assert_the_example_scores(tmp_path / ".clineval" / "clineval.db")
+
+
+def test_generate_to_clineval_collect_and_score_while_it_runs(tmp_path: Path) -> None:
+    """The README's receiver path, as a new user runs it: ``clineval collect --port 0`` prints
+    its URL; generate.py finds it through the exporter's standard variable
+    (OTEL_EXPORTER_OTLP_ENDPOINT, the base URL); ``traces score`` runs beside the receiver."""
+    with running_collect(tmp_path / "X.db", tmp_path) as collector:
+        base = collector.url.removesuffix("/v1/traces")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_EXPORTER_OTLP")}
+        generated = _run(
+            tmp_path,
+            str(EXAMPLE / "generate.py"),
+            "-n",
+            str(N),
+            env={**env, "OTEL_EXPORTER_OTLP_ENDPOINT": base},
+        )
+        assert generated.stdout.strip() == f"{collector.url}: {N} conversations, {4 * N} spans sent"
+        _run(tmp_path, *SCORE, "--store", "X.db")
+    # the batch span processor's requests, flushed before generate.py exited: every span stored
+    assert f" requests · {4 * N} spans received · {4 * N} stored · 0 duplicates" in collector.stderr
+    _assert_the_example_scores(tmp_path / "X.db")
+
+
+def test_generate_says_at_once_when_no_receiver_listens(tmp_path: Path) -> None:
+    with socket.socket() as unused:  # a port nothing listens on: bound, never listening
+        unused.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{unused.getsockname()[1]}/v1/traces"
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, str(EXAMPLE / "generate.py"), "-n", "2", "--endpoint", url],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"error: nothing answers at {url} (")
+    assert proc.stderr.rstrip().endswith("is `clineval collect` running there?")
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stdout == ""
+    assert time.monotonic() - started < 20  # no exporter retries (about 30 s a conversation)
