@@ -221,6 +221,10 @@ def test_format_names_and_auto_detection(tmp_path: Path) -> None:
     )
     assert detect_format(api) == "langfuse"
     assert len(read_trace_file(api).spans) == 1
+    session = tmp_path / "session-sess-med-7.json"  # a session downloaded from the UI: {id, traces}
+    session.write_text(json.dumps({"id": "sess-med-7", "traces": [json.loads(LANGFUSE_TRACE.read_text())]}))
+    assert detect_format(session) == "langfuse"
+    assert len(read_trace_file(session).spans) == 4
 
     # --format by name: the same spans as auto; the wrong reader says what it expected.
     named = read_trace_file(PHOENIX_SPANS, "phoenix")
@@ -282,6 +286,13 @@ def test_malformed_exports_are_reported_by_line_or_item_and_store_nothing(tmp_pa
     )
     assert f"error: {bad_nested}: observations[2].endTime: expected an ISO 8601 time, got true" in errors
     assert _count(store) == 0  # all or nothing: not even the good lines
+
+    first_bad = tmp_path / "first_bad.jsonl"  # JSON lines whose first line is broken: still per line
+    first_bad.write_text("{oops\n" + "\n".join(rows) + "\n")
+    read = read_trace_file(first_bad)
+    assert read.errors == [
+        f"{first_bad}:1: not valid JSON (Expecting property name enclosed in double quotes at column 2)"
+    ]
 
     broken = tmp_path / "broken.json"
     broken.write_text('[\n  {"id": "a",\n   "traceId": }\n]\n')

@@ -147,7 +147,7 @@ def json_items(path: Path, text: str, result: TraceFile) -> list[Item]:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        if stripped[0] == "{" and _first_line_parses(text):
+        if stripped[0] == "{" and _looks_like_json_lines(text):
             return _json_lines(path, text, result)
         result.lines = len(text.splitlines())
         result.fail(f"{path}:{exc.lineno}", f"not valid JSON ({exc.msg} at column {exc.colno})")
@@ -160,13 +160,16 @@ def json_items(path: Path, text: str, result: TraceFile) -> list[Item]:
     return [Item(str(path), document)]
 
 
-def _first_line_parses(text: str) -> bool:
-    for line in text.splitlines():
-        if line.strip():
+def _looks_like_json_lines(text: str, lines: int = 20) -> bool:
+    """Whether one of the first lines is a whole JSON object starting at its first column
+    (a pretty-printed document's objects are indented or span lines)."""
+    for line in text.splitlines()[:lines]:
+        if line.startswith("{"):
             try:
-                return isinstance(json.loads(line), dict)
+                if isinstance(json.loads(line), dict):
+                    return True
             except json.JSONDecodeError:
-                return False
+                continue
     return False
 
 

@@ -4,7 +4,7 @@ Read, in any of the shapes of :func:`clineval.traces.exports.json_items` (a JSON
 object with ``data: [...]``, JSON lines, one object; ``.gz`` too):
 
 * a trace downloaded from the UI (**Download trace as JSON**: ``{trace, observations}``, or
-  ``{observations, scores}`` from the newer download);
+  ``{observations, scores}`` from the newer download), a session (``{traces: [...]}``);
 * the public API: ``GET /api/public/traces/{id}`` (the trace with its ``observations``),
   ``GET /api/public/observations`` and ``GET /api/public/v2/observations``
   (``{data: [...], meta}``; v2's input and output come as JSON strings);
@@ -191,6 +191,17 @@ def _expand(value: Any) -> tuple[list[_Trace], list[_Observation]]:
     """The traces and observations of one item."""
     if not isinstance(value, Mapping):
         raise ItemProblem("", f"expected a Langfuse trace or observation object, got {type(value).__name__}")
+    if isinstance(value.get("traces"), list):  # a session downloaded from the UI
+        traces: list[_Trace] = []
+        found_all: list[_Observation] = []
+        for index, inner in enumerate(value["traces"]):
+            try:
+                more_traces, more = _expand(inner)
+            except ItemProblem as problem:
+                raise problem.under(f"traces[{index}]") from None
+            traces.extend(more_traces)
+            found_all.extend(more)
+        return traces, found_all
     observations = value.get("observations")
     if isinstance(observations, list):
         trace: _Trace | None = None
@@ -230,7 +241,9 @@ def looks_like_langfuse(value: Any) -> bool:
     """Whether one item of a file looks like Langfuse's (for ``--format auto``)."""
     if not isinstance(value, Mapping):
         return False
-    if isinstance(value.get("observations"), list) or isinstance(value.get("trace"), Mapping):
+    if any(isinstance(value.get(key), list) for key in ("observations", "traces")):
+        return True
+    if isinstance(value.get("trace"), Mapping):
         return True
     if "type" in value and _is_observation(value):
         return True
