@@ -12,7 +12,7 @@ conversations) in the shapes the tools give:
   ``SPAN`` named like the call, one ``EVENT``;
 * phoenix_spans.json: Phoenix's ``GET /v1/projects/{project}/spans`` answer (flattened
   OpenInference attributes), an AGENT, two LLM spans and a TOOL;
-* phoenix_dataframe.jsonl: ``get_spans_dataframe().to_json(orient="records", lines=True)``
+* phoenix_dataframe.jsonl: ``get_spans_dataframe().reset_index().to_json(orient="records", lines=True)``
   (``context.*`` and ``attributes.*`` columns, epoch milliseconds, float token counts).
 """
 

@@ -9,8 +9,8 @@ object with ``data: [...]``, JSON lines, one object; ``.gz`` too):
   attributes flattened: ``llm.input_messages.0.message.role``);
 * the Phoenix CLI: ``px span list FILE`` (an array of those spans), ``px trace get ID
   --file FILE`` and ``px trace list`` (traces ``{traceId, spans: [...]}``);
-* ``client.spans.get_spans_dataframe(...)`` written with ``to_json(orient="records",
-  lines=True)`` (columns ``context.trace_id``, ``context.span_id``, ``attributes.*``; nested
+* ``client.spans.get_spans_dataframe(...)`` written with ``reset_index().to_json(
+  orient="records", lines=True)`` (the frame is indexed by ``context.span_id``) (columns ``context.trace_id``, ``context.span_id``, ``attributes.*``; nested
   values are flattened the same way; epoch-millisecond times are read).
 
 Attributes are kept as they are (OpenInference names; ``span_kind`` as
