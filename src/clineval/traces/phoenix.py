@@ -10,8 +10,9 @@ object with ``data: [...]``, JSON lines, one object; ``.gz`` too):
 * the Phoenix CLI: ``px span list FILE`` (an array of those spans), ``px trace get ID
   --file FILE`` and ``px trace list`` (traces ``{traceId, spans: [...]}``);
 * ``client.spans.get_spans_dataframe(...)`` written with ``reset_index().to_json(
-  orient="records", lines=True)`` (the frame is indexed by ``context.span_id``) (columns ``context.trace_id``, ``context.span_id``, ``attributes.*``; nested
-  values are flattened the same way; epoch-millisecond times are read).
+  orient="records", lines=True)`` (the frame is indexed by ``context.span_id``; columns
+  ``context.trace_id``, ``context.span_id``, ``attributes.*``; nested values are flattened
+  the same way; epoch-millisecond times are read).
 
 Attributes are kept as they are (OpenInference names; ``span_kind`` as
 ``openinference.span.kind``), and the GenAI attributes the assembly reads are added when the
