@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -12,6 +15,7 @@ from tests.traces.test_assemble import S, single_agent_current
 from clineval.model.trace import SpanRecord
 from clineval.store.sqlite import RunStore
 from clineval.store.traces import TraceStore
+from clineval.testing import ScriptedServer
 from clineval.traces.monitor import RoundOutcome, run_monitor
 from clineval.traces.score import TrafficSelection
 
@@ -139,3 +143,133 @@ def test_every_runs_a_round_then_sleeps_what_is_left_of_the_period() -> None:
     )
     assert len(outcomes) == 3
     assert len(slept) == 2 and all(899.0 < s <= 900.0 for s in slept)
+
+
+# ----------------------------------------------------------------------------- a long-lived monitor
+
+RUN_SCORED = re.compile(r"^run (\S+): (\d+) conversation\(s\) scored$")
+
+
+def _start_monitor(db: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("CLINEVAL_JUDGE", "CLINEVAL_STORE", "OPENAI_API_KEY")
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "clineval.cli.main", "monitor", "--store", str(db), "-q", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**env, "COLUMNS": "200"},
+    )
+
+
+def _next_scored_run(proc: subprocess.Popen[str]) -> tuple[str, int]:
+    """Read the monitor's stdout up to its next 'run ID: N conversation(s) scored' line (the
+    round's conversations are marked scored by then): the run id and N."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if match := RUN_SCORED.match(line.strip()):
+            return match.group(1), int(match.group(2))
+    raise AssertionError(f"the monitor ended (exit {proc.wait(timeout=10)}) before scoring a round")
+
+
+def _scored(db: Path) -> dict[str, str]:
+    store = RunStore(db)
+    try:
+        return dict(store.query("SELECT conversation_id, run_id FROM traffic_scored"))
+    finally:
+        store.close()
+
+
+def _statuses(db: Path) -> dict[str, str]:
+    store = RunStore(db)
+    try:
+        return {r.id: r.status for r in store.list_runs()}
+    finally:
+        store.close()
+
+
+def test_every_scores_what_arrived_since_the_last_round_until_ctrl_c(tmp_path: Path) -> None:
+    db = tmp_path / ".clineval" / "clineval.db"
+    db.parent.mkdir(parents=True)
+    _add(db, _conversation("conv-a", "a" * 32, 600))
+    proc = _start_monitor(db, tmp_path, "--every", "0.5s", "--idle", "60", "-m", "latency")
+    try:
+        first_run, first_n = _next_scored_run(proc)
+        assert first_n == 1
+        # conv-b arrives between rounds (finished 10 minutes ago: no longer arriving)
+        _add(db, _conversation("conv-b", "b" * 32, 600))
+        second_run, second_n = _next_scored_run(proc)
+        assert second_n == 1 and second_run != first_run
+        # the rounds in between, if any, found nothing; the monitor is now between rounds
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Traceback" not in out
+    # each round's one line about what it found, then the one line of the interruption
+    assert err.splitlines() == [
+        "4 span(s) since 7d: 1 new conversation(s) to score, 0 already scored, 0 still arriving "
+        "(held back), 0 of another agent",
+        "8 span(s) since 7d: 1 new conversation(s) to score, 1 already scored, 0 still arriving "
+        "(held back), 0 of another agent",
+        "interrupted",
+    ]
+    # the finished rounds' runs are kept, each with its one conversation, both marked scored
+    runs = _runs(db)
+    assert [(run, cases) for run, cases, _ in runs] == [(first_run, ["conv-a"]), (second_run, ["conv-b"])]
+    assert _statuses(db) == {first_run: "completed", second_run: "completed"}
+    assert _scored(db) == {"conv-a": first_run, "conv-b": second_run}
+
+
+def test_sigterm_during_a_rounds_scoring_leaves_its_conversations_for_the_next_round(tmp_path: Path) -> None:
+    """The judge stalls: SIGTERM while the round's run is scoring ends the monitor with 143,
+    the run marked interrupted and its conversations not marked scored; ``--once`` then scores
+    them."""
+    db = tmp_path / ".clineval" / "clineval.db"
+    db.parent.mkdir(parents=True)
+    _add(db, _conversation("conv-a", "a" * 32, 600) + _conversation("conv-b", "b" * 32, 600))
+    with ScriptedServer({"default": {"content": "SUPPORTED", "delay_s": 60}}) as judge:
+        proc = _start_monitor(
+            db,
+            tmp_path,
+            "--every",
+            "1h",
+            "--idle",
+            "60",
+            "-m",
+            "conversational_faithfulness",
+            "--judge",
+            f"openai:judge-model@{judge.base_url}",
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while not judge.requests():  # the round is scoring: its judge call has arrived
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "timed out waiting for the judge call"
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and "Traceback" not in out
+    ((run_id, status),) = _statuses(db).items()
+    assert status == "interrupted"
+    assert err.splitlines()[-1] == (
+        f"interrupted (SIGTERM): run {run_id} is marked interrupted and its conversations are not marked "
+        "scored; the next round scores them again"
+    )
+    assert _scored(db) == {}
+
+    again = _monitor(db, tmp_path, idle_s=60)
+    assert again.returncode == 0, again.stderr
+    assert "8 span(s) since 7d: 2 new conversation(s) to score, 0 already scored" in again.stderr
+    ((match),) = [m for line in again.stdout.splitlines() if (m := RUN_SCORED.match(line.strip()))]
+    assert match.group(2) == "2"
+    assert _scored(db) == {"conv-a": match.group(1), "conv-b": match.group(1)}
+    assert _statuses(db) == {run_id: "interrupted", match.group(1): "completed"}
