@@ -369,6 +369,29 @@ def test_a_conversation_simulation_runs_on_ray_with_the_same_scores(ray_local: A
     assert (tmp_path / "ray" / "saved" / "s1__trial1.jsonl").exists()  # written by a worker on this node
 
 
+def test_traffic_from_traces_scores_on_ray_as_locally(ray_local: Any, tmp_path: Path) -> None:
+    """clineval traces score --executor ray: the assembled conversations' cases, the same scores."""
+    import shutil
+    import time
+
+    from tests.traces.test_bounded_selection import S, traffic_store
+
+    from clineval.traces.score import score_traffic, select_traffic
+
+    db = traffic_store(tmp_path)
+    shutil.copyfile(db, tmp_path / "ray.db")
+    since = int((time.time() - 7200) * S)
+    metrics = ["conversational_faithfulness", "latency"]
+    results = []
+    for path, run_on in ((db, {}), (tmp_path / "ray.db", {"executor": "ray"})):
+        selection = select_traffic(path, since_ns=since, idle_seconds=0, batch_spans=1)
+        results.append(score_traffic(selection, metrics, store=path, progress=False, settings=run_on))
+    local, on_ray = results
+    assert on_ray.run.config["executor"] == "ray" and on_ray.run.tags["source"] == "traces"
+    assert len(on_ray.results) == len(local.results) == 10
+    assert scores(on_ray.results) == scores(local.results)
+
+
 def test_an_unpicklable_agent_stops_the_run_with_the_reason(ray_local: Any, tmp_path: Path) -> None:
     import threading
 

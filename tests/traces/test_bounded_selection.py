@@ -62,6 +62,10 @@ def _second_turn(trace: str, at: float, key: str, conversation: str) -> SpanReco
 
 @pytest.fixture()
 def store(tmp_path: Path) -> Path:
+    return traffic_store(tmp_path)
+
+
+def traffic_store(tmp_path: Path) -> Path:
     """Five conversations, 30 s apart, an hour ago: ``c0``..``c2`` in one trace each; ``c3``
     in two traces 10 s apart (a second turn), with another conversation's trace between
     them; ``s-legacy`` named only by OpenInference's ``session.id``, in two traces, stored

@@ -58,6 +58,12 @@ def test_a_conversation_still_arriving_is_held_back(tmp_path: Path) -> None:
 
 def test_traces_score_makes_a_run_linked_to_the_trace(tmp_path: Path) -> None:
     db = _store_with_traffic(tmp_path, offset_s=600)
+    gold = [
+        {"conversation_id": "conv-a", "turn": 1, "gold_agent": "Labs", "gold_tools": ["get_labs"]},
+        {"conversation_id": "conv-a", "reference": "Potassium is high at 5.9 mmol/L."},
+        {"conversation_id": "conv-elsewhere", "turn": 1, "gold_agent": "Pharmacy"},
+    ]
+    (tmp_path / "gold.jsonl").write_text("".join(json.dumps(row) + "\n" for row in gold), encoding="utf-8")
     proc = subprocess.run(
         [
             sys.executable,
@@ -75,6 +81,10 @@ def test_traces_score_makes_a_run_linked_to_the_trace(tmp_path: Path) -> None:
             "conversational_faithfulness",
             "-m",
             "latency",
+            "-m",
+            "agent_selection_accuracy,tool_selection_accuracy,exact_match",
+            "--gold",
+            "gold.jsonl",
             "-q",
         ],
         cwd=tmp_path,
@@ -84,6 +94,7 @@ def test_traces_score_makes_a_run_linked_to_the_trace(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "1 conversation(s) finished" in proc.stderr and "scoring 1 case(s)" in proc.stderr
+    assert "gold labels from gold.jsonl: 2 row(s) joined; not joined: 1 no such conversation" in proc.stderr
     assert "conversational_faithfulness" in proc.stdout and "Traceback" not in proc.stderr
     store = RunStore(db)
     try:
@@ -94,6 +105,13 @@ def test_traces_score_makes_a_run_linked_to_the_trace(tmp_path: Path) -> None:
         results = {r.metric: r for r in store.iter_results(run.id)}
         # the potassium answer is grounded in the tool result (the case's context)
         assert results["conversational_faithfulness"].score.value == 1.0
+        # the gold file's labels: the turn went to Labs, which called get_labs; the reference
+        assert results["agent_selection_accuracy"].score.value == 1.0
+        assert results["tool_selection_accuracy"].score.value == 1.0
+        assert (
+            case.reference == "Potassium is high at 5.9 mmol/L." and results["exact_match"].score.value == 1.0
+        )
+        assert run.tags["gold"] == "gold.jsonl"
     finally:
         store.close()
 
