@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.traces.test_assemble import S, single_agent_current
 
+from clineval.datasets.streams import GeneratedCases
 from clineval.model.trace import SpanRecord
 from clineval.store.sqlite import RunStore
 from clineval.store.traces import TraceStore
@@ -136,10 +137,13 @@ def test_every_and_once_are_exclusive_and_every_must_be_a_duration(tmp_path: Pat
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
 
 
+NO_CASES = GeneratedCases(read=list, source="none", n_cases=0, fingerprint_value="none")
+
+
 def test_every_runs_a_round_then_sleeps_what_is_left_of_the_period() -> None:
     slept: list[float] = []
     outcomes = run_monitor(
-        lambda: RoundOutcome(TrafficSelection(cases=[])), every_s=900.0, sleep=slept.append, rounds=3
+        lambda: RoundOutcome(TrafficSelection(cases=NO_CASES)), every_s=900.0, sleep=slept.append, rounds=3
     )
     assert len(outcomes) == 3
     assert len(slept) == 2 and all(899.0 < s <= 900.0 for s in slept)
