@@ -65,7 +65,7 @@ def unreachable(endpoint: str) -> str | None:
     exporter's retries."""
     url = urlsplit(endpoint)
     if url.scheme not in ("http", "https") or not url.hostname:
-        return f"--endpoint {endpoint!r}: expected an http(s) URL such as {DEFAULT_ENDPOINT}"
+        return f"endpoint {endpoint!r}: expected an http(s) URL such as {DEFAULT_ENDPOINT}"
     port = url.port or (443 if url.scheme == "https" else 80)
     try:
         socket.create_connection((url.hostname, port), timeout=3).close()

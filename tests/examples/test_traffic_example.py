@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.traces.test_instrumented_agent import running_collect
+from tests.traces.test_instrumented_agent import running_collect, traces_score
 
 from clineval.store.sqlite import RunStore
 
@@ -32,23 +32,7 @@ def _run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess
     return proc
 
 
-SCORE = (
-    "-m",
-    "clineval.cli.main",
-    "traces",
-    "score",
-    "--since",
-    "1h",
-    "--idle",
-    "0",
-    "-m",
-    "conversational_faithfulness",
-    "-m",
-    "latency",
-    "-m",
-    "failure",
-    "-q",
-)
+METRICS = ("conversational_faithfulness", "latency", "failure")
 
 
 def _assert_the_example_scores(db: Path) -> None:
@@ -95,8 +79,9 @@ def test_generate_import_and_score_the_example_traffic(tmp_path: Path) -> None:
 
     imported = _run(tmp_path, "-m", "clineval.cli.main", "traces", "import", "traffic.jsonl")
     assert f"{4 * N} spans, {4 * N} new, 0 already stored" in imported.stdout
-    _run(tmp_path, *SCORE)
-    _assert_the_example_scores(tmp_path / ".clineval" / "clineval.db")
+    db = tmp_path / ".clineval" / "clineval.db"
+    traces_score(tmp_path, db, *METRICS)
+    _assert_the_example_scores(db)
 
 
 def test_generate_to_clineval_collect_and_score_while_it_runs(tmp_path: Path) -> None:
@@ -114,7 +99,7 @@ def test_generate_to_clineval_collect_and_score_while_it_runs(tmp_path: Path) ->
             env={**env, "OTEL_EXPORTER_OTLP_ENDPOINT": base},
         )
         assert generated.stdout.strip() == f"{collector.url}: {N} conversations, {4 * N} spans sent"
-        _run(tmp_path, *SCORE, "--store", "X.db")
+        traces_score(tmp_path, tmp_path / "X.db", *METRICS)
     # the batch span processor's requests, flushed before generate.py exited: every span stored
     assert f" requests · {4 * N} spans received · {4 * N} stored · 0 duplicates" in collector.stderr
     _assert_the_example_scores(tmp_path / "X.db")

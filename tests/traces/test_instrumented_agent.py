@@ -151,7 +151,10 @@ def _assert_what_the_agents_did(conversation: Conversation, agent: ModuleType) -
     assert {m.metadata["model"] for m in conversation.messages if m.role == "assistant"} == {"gpt-clinic"}
 
 
-def _score(cwd: Path, db: Path) -> dict[str, Any]:
+def traces_score(cwd: Path, db: Path, *metrics: str) -> None:
+    """``clineval traces score`` of the last hour's conversations in ``db``, none held back."""
+    metric_args = [arg for metric in metrics for arg in ("-m", metric)]
+    window = ("--since", "1h", "--idle", "0")
     proc = subprocess.run(
         [
             sys.executable,
@@ -161,15 +164,9 @@ def _score(cwd: Path, db: Path) -> dict[str, Any]:
             "score",
             "--store",
             str(db),
-            "--since",
-            "1h",
-            "--idle",
-            "0",
-            "-m",
-            "conversational_faithfulness",
-            "-m",
-            "latency",
+            *window,
             "-q",
+            *metric_args,
         ],
         cwd=cwd,
         capture_output=True,
@@ -178,6 +175,10 @@ def _score(cwd: Path, db: Path) -> dict[str, Any]:
     )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _score(cwd: Path, db: Path) -> dict[str, Any]:
+    traces_score(cwd, db, "conversational_faithfulness", "latency")
     store = RunStore(db)
     try:
         (run,) = store.list_runs()

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.traces.test_assemble import S, single_agent_current
@@ -154,11 +156,13 @@ def test_every_runs_a_round_then_sleeps_what_is_left_of_the_period() -> None:
 RUN_SCORED = re.compile(r"^run (\S+): (\d+) conversation\(s\) scored$")
 
 
-def _start_monitor(db: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
+@contextmanager
+def _monitoring(db: Path, cwd: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """``clineval monitor --store DB -q ARGS`` running in ``cwd``; killed if still running at the end."""
     env = {
         k: v for k, v in os.environ.items() if k not in ("CLINEVAL_JUDGE", "CLINEVAL_STORE", "OPENAI_API_KEY")
     }
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "clineval.cli.main", "monitor", "--store", str(db), "-q", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
@@ -166,6 +170,20 @@ def _start_monitor(db: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
         text=True,
         env={**env, "COLUMNS": "200"},
     )
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+
+
+def _stop(proc: subprocess.Popen[str], sig: signal.Signals, code: int) -> str:
+    """Send ``sig``; the monitor exits with ``code`` and no traceback; its standard error."""
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and "Traceback" not in out
+    return err
 
 
 def _next_scored_run(proc: subprocess.Popen[str]) -> tuple[str, int]:
@@ -198,8 +216,7 @@ def test_every_scores_what_arrived_since_the_last_round_until_ctrl_c(tmp_path: P
     db = tmp_path / ".clineval" / "clineval.db"
     db.parent.mkdir(parents=True)
     _add(db, _conversation("conv-a", "a" * 32, 600))
-    proc = _start_monitor(db, tmp_path, "--every", "0.5s", "--idle", "60", "-m", "latency")
-    try:
+    with _monitoring(db, tmp_path, "--every", "0.5s", "--idle", "60", "-m", "latency") as proc:
         first_run, first_n = _next_scored_run(proc)
         assert first_n == 1
         # conv-b arrives between rounds (finished 10 minutes ago: no longer arriving)
@@ -207,13 +224,7 @@ def test_every_scores_what_arrived_since_the_last_round_until_ctrl_c(tmp_path: P
         second_run, second_n = _next_scored_run(proc)
         assert second_n == 1 and second_run != first_run
         # the rounds in between, if any, found nothing; the monitor is now between rounds
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-        proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err and "Traceback" not in out
+        err = _stop(proc, signal.SIGINT, 130)
     # each round's one line about what it found, then the one line of the interruption
     assert err.splitlines() == [
         "4 span(s) since 7d: 1 new conversation(s) to score, 0 already scored, 0 still arriving "
@@ -236,32 +247,21 @@ def test_sigterm_during_a_rounds_scoring_leaves_its_conversations_for_the_next_r
     db = tmp_path / ".clineval" / "clineval.db"
     db.parent.mkdir(parents=True)
     _add(db, _conversation("conv-a", "a" * 32, 600) + _conversation("conv-b", "b" * 32, 600))
-    with ScriptedServer({"default": {"content": "SUPPORTED", "delay_s": 60}}) as judge:
-        proc = _start_monitor(
+    with (
+        ScriptedServer({"default": {"content": "SUPPORTED", "delay_s": 60}}) as judge,
+        _monitoring(
             db,
             tmp_path,
-            "--every",
-            "1h",
-            "--idle",
-            "60",
-            "-m",
-            "conversational_faithfulness",
-            "--judge",
-            f"openai:judge-model@{judge.base_url}",
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while not judge.requests():  # the round is scoring: its judge call has arrived
-                assert proc.poll() is None, proc.communicate()
-                assert time.monotonic() < deadline, "timed out waiting for the judge call"
-                time.sleep(0.05)
-            proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=30)
-        finally:
-            proc.kill()
-            proc.communicate(timeout=30)
-    assert proc.returncode == 143, err
-    assert "Traceback" not in err and "Traceback" not in out
+            *("--every", "1h", "--idle", "60", "-m", "conversational_faithfulness"),
+            *("--judge", f"openai:judge-model@{judge.base_url}"),
+        ) as proc,
+    ):
+        deadline = time.monotonic() + 30
+        while not judge.requests():  # the round is scoring: its judge call has arrived
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "timed out waiting for the judge call"
+            time.sleep(0.05)
+        err = _stop(proc, signal.SIGTERM, 143)
     ((run_id, status),) = _statuses(db).items()
     assert status == "interrupted"
     assert err.splitlines()[-1] == (
