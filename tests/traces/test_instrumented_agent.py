@@ -76,19 +76,26 @@ class Collector:
     stderr: str = ""
 
 
-@contextmanager
-def running_collect(store: Path, cwd: Path) -> Iterator[Collector]:
-    """``clineval collect --port 0 --store STORE`` in ``cwd``, as a user starts it; stopped with
-    Ctrl-C (SIGINT) at the end of the block, its exit code (130) and stderr checked."""
-    env = {k: v for k, v in os.environ.items() if k not in ("CLINEVAL_COLLECT_TOKEN", "CLINEVAL_STORE")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "clineval.cli.main", "collect", "--port", "0", "--store", str(store)],
+def start_clineval(cwd: Path, *args: str) -> subprocess.Popen[str]:
+    """``clineval ARGS`` started in ``cwd`` (pipes for its output, text), without the settings
+    a developer's shell may hold (token, store, judge, key) and with wide lines."""
+    ignored = ("CLINEVAL_COLLECT_TOKEN", "CLINEVAL_STORE", "CLINEVAL_JUDGE", "OPENAI_API_KEY")
+    env = {k: v for k, v in os.environ.items() if k not in ignored}
+    return subprocess.Popen(
+        [sys.executable, "-m", "clineval.cli.main", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**env, "COLUMNS": "200"},
     )
+
+
+@contextmanager
+def running_collect(store: Path, cwd: Path) -> Iterator[Collector]:
+    """``clineval collect --port 0 --store STORE`` in ``cwd``, as a user starts it; stopped with
+    Ctrl-C (SIGINT) at the end of the block, its exit code (130) and stderr checked."""
+    proc = start_clineval(cwd, "collect", "--port", "0", "--store", str(store))
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()

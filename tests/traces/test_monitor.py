@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
@@ -13,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.traces.test_assemble import S, single_agent_current
+from tests.traces.test_instrumented_agent import start_clineval
 
 from clineval.datasets.streams import GeneratedCases
 from clineval.model.trace import SpanRecord
@@ -159,17 +159,7 @@ RUN_SCORED = re.compile(r"^run (\S+): (\d+) conversation\(s\) scored$")
 @contextmanager
 def _monitoring(db: Path, cwd: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
     """``clineval monitor --store DB -q ARGS`` running in ``cwd``; killed if still running at the end."""
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("CLINEVAL_JUDGE", "CLINEVAL_STORE", "OPENAI_API_KEY")
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "clineval.cli.main", "monitor", "--store", str(db), "-q", *args],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**env, "COLUMNS": "200"},
-    )
+    proc = start_clineval(cwd, "monitor", "--store", str(db), "-q", *args)
     try:
         yield proc
     finally:
