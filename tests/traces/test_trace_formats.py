@@ -279,7 +279,7 @@ def test_malformed_exports_are_reported_by_line_or_item_and_store_nothing(tmp_pa
         "at column 12)" in errors
     )
     assert f'error: {bad_lines}:3: startTime: expected an ISO 8601 time, got "yesterday"' in errors
-    assert f"{bad_lines}: nothing imported (2 bad lines)" in errors
+    assert f"{bad_lines}: nothing imported (2 bad lines or items)" in errors
     assert (
         f"error: {bad_items}: item 2: context.span_id: expected the span's OpenTelemetry id (a string)"
         in errors

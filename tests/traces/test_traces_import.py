@@ -72,7 +72,7 @@ def test_import_is_idempotent_and_a_bad_file_is_reported_by_line(tmp_path: Path)
         f"error: {bad}:3: resourceSpans[0].scopeSpans[0].spans[0].traceId: expected 32 hexadecimal digits, "
         'got "zz"' in errors
     )
-    assert f"{bad}: nothing imported (2 bad lines)" in errors
+    assert f"{bad}: nothing imported (2 bad lines or items)" in errors
     assert _count(store) == 4  # nothing of bad.jsonl, not even its good first line
 
     again = _cli("--store", str(store), str(good), cwd=tmp_path)

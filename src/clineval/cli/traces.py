@@ -166,10 +166,12 @@ def traces_group() -> None:
 @redact_option
 @friendly
 def import_command(store_path: str, files: tuple[str, ...], fmt: str, redact_path: str | None) -> None:
-    """Import OTLP JSON lines files (the OpenTelemetry Collector's file exporter) into the run store.
+    """Import trace files into the run store: OTLP JSON lines (the OpenTelemetry Collector's
+    file exporter), Langfuse and Arize Phoenix JSON exports (--format, else told by content).
 
-    Each file is all or nothing: a file with a line that does not parse is reported (FILE:LINE)
-    and nothing of it is stored. Importing a file again stores nothing twice."""
+    Each file is all or nothing: a file with a line or item that does not parse is reported
+    (FILE:LINE, or FILE: item N) and nothing of it is stored. Importing a file again stores
+    nothing twice."""
     from clineval.redaction import redact
     from clineval.store.sqlite import RunStore
     from clineval.store.traces import TraceStore
@@ -191,7 +193,9 @@ def import_command(store_path: str, files: tuple[str, ...], fmt: str, redact_pat
                         Text.assemble(("error: ", "bold red"), redact(error)), highlight=False, soft_wrap=True
                     )
                 err.print(
-                    f"{name}: nothing imported ({read.bad_lines} bad lines)", highlight=False, markup=False
+                    f"{name}: nothing imported ({read.bad_lines} bad lines or items)",
+                    highlight=False,
+                    markup=False,
                 )
                 continue
             spans = read.spans

@@ -39,7 +39,7 @@ from clineval.conversations.loaders import openai_message as _openai_message
 from clineval.conversations.model import USER, Conversation, Message, TokenUsage, ToolCallRecord
 from clineval.model import AgentRun, Case, ToolCall
 from clineval.model.trace import SpanRecord
-from clineval.traces import semconv
+from clineval.traces import openinference, semconv
 
 __all__ = [
     "AssembledTraffic",
@@ -97,7 +97,7 @@ def assemble(
         if key in by_id:
             _count(skipped, SKIP_DUPLICATE)
             continue
-        by_id[key] = span
+        by_id[key] = openinference.with_genai(span)  # OpenInference instrumentations' spans
     genai = [s for s in by_id.values() if _is_genai(s)]
     for _ in range(len(by_id) - len(genai)):
         _count(skipped, SKIP_NO_GENAI)

@@ -44,20 +44,16 @@ from pydantic import JsonValue
 
 from clineval.model.trace import SpanEvent, SpanRecord, SpanStatus
 from clineval.traces.exports import (
-    ChatMessage,
     ItemProblem,
     TraceFile,
-    chat_message,
-    genai_messages,
     json_items,
-    merged_answer,
-    messages_from,
     read_text,
     span_id,
     time_ns,
     trace_id,
     walk,
 )
+from clineval.traces.openinference import add_genai
 
 __all__ = ["looks_like_phoenix", "read_phoenix"]
 
@@ -73,88 +69,6 @@ def looks_like_phoenix(value: Any) -> bool:
         return True
     context = value.get("context")
     return (isinstance(context, Mapping) and "span_id" in context) or "context.span_id" in value
-
-
-def _indexed(flat: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """``prefix.N.rest`` keys as one dict of ``rest`` keys per N, in order of N."""
-    groups: dict[int, dict[str, Any]] = {}
-    head = prefix + "."
-    for key, value in flat.items():
-        if key.startswith(head):
-            index, _, rest = key[len(head) :].partition(".")
-            if index.isdigit() and rest:
-                groups.setdefault(int(index), {})[rest] = value
-    return [groups[n] for n in sorted(groups)]
-
-
-def _oi_message(fields: Mapping[str, Any], role: str) -> ChatMessage | None:
-    """An OpenInference message (``message.role``, ``message.content``, ...) read as an
-    OpenAI chat message."""
-    raw: dict[str, Any] = {"role": fields.get("message.role") or role}
-    if "message.content" in fields:
-        raw["content"] = fields["message.content"]
-    contents = _indexed(fields, "message.contents")
-    if contents and "content" not in raw:
-        raw["content"] = [
-            {"type": part.get("message_content.type") or "text", "text": part.get("message_content.text")}
-            for part in contents
-            if part.get("message_content.type") in (None, "text")
-        ]
-    calls = _indexed(fields, "message.tool_calls")
-    if calls:
-        raw["tool_calls"] = [
-            {
-                "id": call.get("tool_call.id"),
-                "function": {
-                    "name": call.get("tool_call.function.name"),
-                    "arguments": call.get("tool_call.function.arguments"),
-                },
-            }
-            for call in calls
-        ]
-    for key, target in (("message.tool_call_id", "tool_call_id"), ("message.name", "name")):
-        if key in fields:
-            raw[target] = fields[key]
-    return chat_message(raw)
-
-
-def _messages(flat: Mapping[str, Any], prefix: str, value_key: str, role: str) -> list[ChatMessage]:
-    found = [m for fields in _indexed(flat, prefix) if (m := _oi_message(fields, role)) is not None]
-    return found or messages_from(flat.get(value_key), role)
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _genai(kind: str, name: str, attributes: dict[str, JsonValue]) -> None:
-    """Adds the GenAI attributes the assembly reads, from the OpenInference ones."""
-    if "gen_ai.operation.name" in attributes:
-        return
-    if kind == "LLM":
-        attributes["gen_ai.operation.name"] = "chat"
-        if "gen_ai.input.messages" not in attributes:
-            inputs = _messages(attributes, "llm.input_messages", "input.value", "user")
-            if inputs:
-                attributes["gen_ai.input.messages"] = genai_messages(inputs)
-        if "gen_ai.output.messages" not in attributes:
-            outputs = _messages(attributes, "llm.output_messages", "output.value", "assistant")
-            if outputs:
-                attributes["gen_ai.output.messages"] = genai_messages(merged_answer(outputs))
-    elif kind == "TOOL":
-        attributes["gen_ai.operation.name"] = "execute_tool"
-        tool = attributes.get("tool.name") or attributes.get("tool_call.function.name") or name
-        attributes["gen_ai.tool.name"] = str(tool)
-        arguments = attributes.get("tool_call.function.arguments", attributes.get("input.value"))
-        if arguments is not None:
-            attributes["gen_ai.tool.call.arguments"] = _text(arguments)
-        if attributes.get("output.value") is not None:
-            attributes["gen_ai.tool.call.result"] = _text(attributes["output.value"])
-        if isinstance(attributes.get("tool_call.id"), str):
-            attributes["gen_ai.tool.call.id"] = attributes["tool_call.id"]
-    elif kind == "AGENT":
-        attributes["gen_ai.operation.name"] = "invoke_agent"
-        attributes["gen_ai.agent.name"] = str(attributes.get("agent.name") or name or "agent")
 
 
 def _id_field(raw: Mapping[str, Any], key: str) -> str:
@@ -195,7 +109,7 @@ def _span(raw: Any, source: str) -> SpanRecord:
     kind = str(raw.get("span_kind") or attributes.get("openinference.span.kind") or "").upper()
     if kind and kind != "UNKNOWN":
         attributes.setdefault("openinference.span.kind", kind)
-    _genai(kind, name, attributes)
+    add_genai(kind, name, attributes)
     return SpanRecord(
         trace_id=trace_id(trace_value, _NS),
         span_id=span_id(span_value, _NS),
