@@ -3,7 +3,8 @@
 The script generates ``--spans`` spans (100,000 by default) of ``--conversations``
 conversations (10,000): per conversation one ``invoke_agent`` span, five ``chat`` spans
 (input and output messages as JSON attributes, the history re-sent on each call, tokens,
-models) and four ``execute_tool`` spans (arguments, result), all ended an hour ago. They
+models) and four ``execute_tool`` spans (arguments, result), ended over the six hours before
+the last hour. They
 are encoded as OTLP protobuf ``ExportTraceServiceRequest`` bodies of ``--batch`` spans
 (500), what an OpenTelemetry SDK's OTLP/HTTP exporter posts. Then, each in its own process
 (peak RSS read from the kernel with ``os.wait4``, time measured inside around the work,
