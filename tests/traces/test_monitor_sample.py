@@ -39,3 +39,23 @@ def test_a_round_says_how_many_were_not_drawn(store: Path) -> None:  # noqa: F81
     outcome = monitor_round(store, ["latency"], since_ns=since, idle_seconds=0, sample=3, progress=False)
     line = describe(outcome.selection, "7d")
     assert "3 new conversation(s) to score" in line and "2 not sampled (left for a later round)" in line
+
+
+def test_a_round_stored_but_not_marked_is_marked_not_scored_again(store: Path) -> None:  # noqa: F811
+    """A signal between storing a round's run and marking its conversations: the next round
+    marks them from the completed run instead of scoring them twice."""
+    from clineval.store.sqlite import RunStore
+
+    since = int((time.time() - 7200) * S)
+    first = monitor_round(store, ["latency"], since_ns=since, idle_seconds=0, sample=2, progress=False)
+    run_store = RunStore(store)
+    try:
+        with run_store.transaction() as conn:  # the gap: the run is completed, nothing marked
+            conn.execute("DELETE FROM traffic_scored")
+    finally:
+        run_store.close()
+    second = monitor_round(store, ["latency"], since_ns=since, idle_seconds=0, progress=False)
+    assert second.selection.already_scored == 2
+    assert sorted(second.selection.conversation_ids) == sorted(
+        {"c0", "c1", "c2", "c3", "s-legacy"} - set(first.selection.conversation_ids)
+    )

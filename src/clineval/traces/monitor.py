@@ -25,7 +25,7 @@ from typing import Any
 from clineval.conversations.gold import GoldLabels
 from clineval.traces.score import TrafficSelection, score_traffic, select_traffic
 
-__all__ = ["RoundOutcome", "describe", "monitor_round", "run_monitor"]
+__all__ = ["RoundOutcome", "describe", "mark_finished_rounds", "monitor_round", "run_monitor"]
 
 
 @dataclass
@@ -95,6 +95,7 @@ def monitor_round(
 
     store = RunStore(Path(store_path))
     try:
+        mark_finished_rounds(store)
         scored = TraceStore(store).scored_conversations()
     finally:
         store.close()
@@ -130,6 +131,31 @@ def monitor_round(
     finally:
         store.close()
     return RoundOutcome(selection, result)
+
+
+def mark_finished_rounds(store: Any) -> int:
+    """Mark the conversations of completed monitor runs that are not marked yet: a round
+    stopped by a signal after its run was stored as completed and before its conversations
+    were marked (a narrow gap) would otherwise have them scored again by the next round.
+    How many conversations this marked."""
+    from clineval.store.traces import TraceStore
+
+    if not store.has_table("traffic_scored"):
+        return 0
+    marked_runs = {row[0] for row in store.query("SELECT DISTINCT run_id FROM traffic_scored")}
+    traces = TraceStore(store)
+    marked = 0
+    for run in store.list_runs():
+        tags = run.tags or {}
+        if tags.get("monitor") != "1" or tags.get("source") != "traces" or run.status != "completed":
+            continue
+        if run.id in marked_runs:
+            continue
+        cases = (case for chunk in store.iter_cases(run.id) for case in chunk)
+        ids = [str(case.metadata.get("conversation_id", case.id)) for case in cases]
+        with _signals_held():
+            marked += traces.mark_scored(ids, run.id)
+    return marked
 
 
 def run_monitor(
