@@ -25,6 +25,7 @@ from clineval.cli.common import (
     friendly,
     judge_limit_options,
     judge_option,
+    metric_specs,
     out,
     store_option,
     with_judge_limits,
@@ -37,7 +38,6 @@ from clineval.errors import ConfigError
 # its body, and the commands of other modules load when called (_LazyGroup below).
 if TYPE_CHECKING:
     from clineval.judges.config import JudgeConfig
-    from clineval.metrics.registry import MetricSpec
     from clineval.model import RunRecord
     from clineval.results.result import EvalResult
 
@@ -55,17 +55,6 @@ def metric_option(*, required: bool) -> Callable[[F], F]:
         required=required,
         help="Metric spec, repeatable or comma-separated: NAME, NAME(key=value), ALIAS=NAME(...).",
     )
-
-
-def _split_metrics(values: Sequence[str]) -> list[MetricSpec]:
-    from clineval.metrics.registry import parse_metric_spec, split_top_level
-
-    specs: list[MetricSpec] = []
-    for value in values:
-        for part in split_top_level(value):
-            if part.strip():
-                specs.append(parse_metric_spec(part))
-    return specs
 
 
 def _pairs(values: Sequence[str], what: str) -> dict[str, str]:
@@ -261,7 +250,7 @@ def run(
     from clineval.config import AgentConfig, RunConfig, describe_validation_error, load_run_config
 
     progress = None if not quiet else False
-    specs = [_absolute_spec(spec) for spec in _split_metrics(metric_opts)]
+    specs = metric_specs(metric_opts)
     judge_config = judge_option(judge)
     agent_settings: dict[str, Any] = {}
     if concurrency:
@@ -488,12 +477,6 @@ def _absolute_target(target: str) -> str:
     return target
 
 
-def _absolute_spec(spec: MetricSpec) -> MetricSpec:
-    if ":" in spec.name:
-        return spec.model_copy(update={"name": _absolute_target(spec.name)})
-    return spec
-
-
 @cli.command()
 @click.argument("run_ref")
 @metric_option(required=True)
@@ -526,7 +509,7 @@ def score(
     from clineval.config import DEFAULT_CACHE
     from clineval.judges.config import JudgeConfig
 
-    specs = [_absolute_spec(spec) for spec in _split_metrics(metric_opts)]
+    specs = metric_specs(metric_opts)
     judge_config = judge_option(judge)
     if judge_rpm is not None or judge_tpm is not None:
         judge_config = with_judge_limits(judge_config or JudgeConfig(), judge_rpm, judge_tpm)
