@@ -19,7 +19,7 @@ import pytest
 
 from clineval import plugins
 from clineval.datasets import formats, load_dataset
-from clineval.datasets.loaders import Dataset
+from clineval.datasets.dataset import Dataset
 from clineval.errors import ConfigError, DatasetError
 from clineval.model import Case
 

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from clineval.datasets.dataset import Dataset
 from clineval.errors import ConfigError, DatasetError
-
-if TYPE_CHECKING:
-    from clineval.datasets.loaders import Dataset
 
 
 @dataclass(frozen=True)

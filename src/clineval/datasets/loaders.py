@@ -39,6 +39,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from clineval.datasets.dataset import Dataset as Dataset  # re-exported: its home before it had one
+from clineval.datasets.dataset import _fingerprint_update
+from clineval.datasets.dataset import fingerprint_cases as fingerprint_cases
 from clineval.datasets.streams import CaseStream
 from clineval.errors import DatasetError, field_errors
 from clineval.model import CASE_FIELDS, Case
@@ -70,37 +73,6 @@ _MAYBE_JSON_FIELDS = {"input", "expected"}
 _MAX_REPORTED = 25
 #: JSON values nested deeper than this are refused (no case field needs a tenth of it).
 MAX_JSON_DEPTH = 100
-
-
-@dataclass
-class Dataset:
-    """Validated cases plus where they came from."""
-
-    cases: list[Case]
-    source: str
-    metadata_columns: list[str] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.cases)
-
-    def __iter__(self) -> Iterator[Case]:
-        return iter(self.cases)
-
-    def fingerprint(self) -> str:
-        return fingerprint_cases(self.cases)
-
-
-def fingerprint_cases(cases: Iterable[Case]) -> str:
-    """A SHA-256 (first 16 hex digits) of the cases' canonical JSON: same data, same print."""
-    digest = hashlib.sha256()
-    for case in cases:
-        _fingerprint_update(digest, case)
-    return digest.hexdigest()[:16]
-
-
-def _fingerprint_update(digest: Any, case: Case) -> None:
-    digest.update(json.dumps(case.model_dump(mode="json"), sort_keys=True).encode("utf-8"))
-    digest.update(b"\n")
 
 
 @dataclass

@@ -11,7 +11,7 @@ a dataset may also supply for outputs produced elsewhere.
 from __future__ import annotations
 
 from clineval.metrics.base import BaseMetric, ScoreContext
-from clineval.metrics.registry import metric
+from clineval.metrics.registration import metric
 from clineval.model import Case, Score
 
 #: Where both metrics come from, as the metric catalogue names it.

@@ -46,7 +46,7 @@ from typing import Any, Literal
 from clineval.errors import ConfigError
 from clineval.judges.primitives import DEFAULT_CATEGORIES, IMPORTANCE_LEVELS, Fact, Primitives, Verdict
 from clineval.metrics.base import BaseMetric, ScoreContext
-from clineval.metrics.registry import metric
+from clineval.metrics.registration import metric
 from clineval.model import Case, Score
 
 Policy = Literal["strict", "default", "lenient"]

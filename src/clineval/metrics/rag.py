@@ -54,7 +54,7 @@ import numpy.typing as npt
 from clineval.errors import ConfigError
 from clineval.judges.primitives import GeneratedQuestions, Primitives, Verdict
 from clineval.metrics.base import BaseMetric, ScoreContext
-from clineval.metrics.registry import metric
+from clineval.metrics.registration import metric
 from clineval.model import Case, Score
 from clineval.nlp.sentences import split_sentences
 

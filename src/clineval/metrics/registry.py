@@ -26,7 +26,6 @@ import ast
 import collections.abc
 import contextlib
 import difflib
-import importlib
 import inspect
 import re
 import types
@@ -34,91 +33,21 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin
+from typing import Any, Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model, model_validator
 
 from clineval.errors import ConfigError, MetricNotFoundError
 from clineval.importing import import_object
 from clineval.metrics.base import FunctionMetric, Metric
+from clineval.metrics.registration import REGISTERED
+from clineval.metrics.registration import MetricEntry as MetricEntry  # re-exported
+from clineval.metrics.registration import (
+    metric as metric,  # re-exported: metric modules outside register with it
+)
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(frozen=True)
-class MetricEntry:
-    """A registered metric: how to build it and what the catalogue says of it."""
-
-    name: str
-    factory: Callable[..., Metric]
-    description: str
-    requires: tuple[str, ...]
-    needs_judge: bool
-    source: str | None
-
-
-_REGISTRY: dict[str, MetricEntry] = {}
+_REGISTRY = REGISTERED
 _BUILTINS_LOADED = False
-
-
-def metric(
-    name: str | Callable[..., Any] | None = None,
-    *,
-    description: str | None = None,
-    source: str | None = None,
-) -> Any:
-    """Register a metric class or function under ``name`` (default: its own name).
-
-    Use as ``@metric``, ``@metric()`` or ``@metric("name", description=...)``.
-    ``description`` is the one line shown by ``clineval metrics`` (default: the first line
-    of the docstring); ``source`` names the system or paper the definition follows.
-    """
-    if callable(name):  # used bare: @metric
-        return metric()(name)
-
-    def decorate(obj: F) -> F:
-        target: Any = obj
-        key = name or getattr(target, "name", None) or target.__name__
-        doc = description or (inspect.getdoc(target) or "").split("\n")[0]
-        if inspect.isclass(target):
-            factory: Callable[..., Metric] = cast(Callable[..., Metric], target)
-            requires = tuple(getattr(target, "requires", ()))
-            needs_judge = bool(getattr(target, "needs_judge", False))
-            if not getattr(target, "name", None):
-                cast(Any, target).name = key
-        else:
-            fn = obj
-
-            def factory(**settings: Any) -> Metric:
-                return FunctionMetric(fn, name=key, description=doc, **settings)
-
-            probe = _probe_function(fn, key, doc)
-            requires = probe.requires if probe else ()
-            needs_judge = probe.needs_judge if probe else False
-        if key in _REGISTRY and _REGISTRY[key].factory is not factory:
-            existing = _REGISTRY[key]
-            if getattr(existing.factory, "__qualname__", None) != getattr(obj, "__qualname__", None):
-                raise ConfigError(f"a metric named {key!r} is already registered")
-        _REGISTRY[key] = MetricEntry(key, factory, doc, requires, needs_judge, source)
-        return obj
-
-    return decorate
-
-
-def _probe_function(fn: Callable[..., Any], key: str, doc: str) -> FunctionMetric | None:
-    try:
-        return FunctionMetric(fn, name=key, description=doc)
-    except ConfigError:
-        # Has required settings; the catalogue reads the case fields from the signature.
-        params = inspect.signature(fn).parameters
-        from clineval.model import CASE_FIELDS
-
-        probe = FunctionMetric.__new__(FunctionMetric)
-        probe.requires = tuple(
-            p for p, v in params.items() if p in CASE_FIELDS and v.default is inspect.Parameter.empty
-        )
-        probe.needs_judge = "judge" in params
-        return probe
 
 
 def _load_builtins() -> None:
@@ -126,7 +55,7 @@ def _load_builtins() -> None:
     global _BUILTINS_LOADED
     if not _BUILTINS_LOADED:
         _BUILTINS_LOADED = True
-        importlib.import_module("clineval.metrics.builtin")
+        from clineval.metrics import builtin  # noqa: F401  (each module registers its metrics)
     from clineval.plugins import load_plugins
 
     load_plugins()  # once per process; feature packages register their own metrics

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from clineval.metrics.base import BaseMetric, ScoreContext
-from clineval.metrics.registry import metric
+from clineval.metrics.registration import metric
 from clineval.model import Case, Score, ToolCall
 from clineval.prompts import load_prompt
 

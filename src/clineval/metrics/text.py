@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from clineval.metrics.base import BaseMetric, ScoreContext
-from clineval.metrics.registry import metric
+from clineval.metrics.registration import metric
 from clineval.model import Case, Score
 
 #: The ROUGE variants computed by ``rouge``, in the order they are reported.

@@ -36,7 +36,7 @@ from typing import Any, Literal, cast
 from pydantic import JsonValue
 
 from clineval.metrics.base import BaseMetric, ScoreContext
-from clineval.metrics.registry import metric
+from clineval.metrics.registration import metric
 from clineval.model import Case, Score, ToolCall
 
 MatchMode = Literal["name_and_args", "name"]
