@@ -220,6 +220,15 @@ def timeline(documents: list[Document]) -> list[tuple[str, str]]:
     return sorted(dict.fromkeys(events), key=lambda event: event[0][:10])
 
 
+def current_status(documents: list[Document]) -> str:
+    """The ``## Current status`` section of the latest document that has one (undated)."""
+    for doc in reversed(documents):
+        for heading, lines in doc.sections():
+            if heading.strip().lower() == "current status":
+                return " ".join(line.strip() for line in lines if line.strip())
+    return ""
+
+
 def biomarkers(documents: list[Document]) -> list[str]:
     """The lines of every ``## Biomarkers`` section."""
     return [
@@ -250,9 +259,11 @@ Answer = tuple[str, dict[str, Any], Any, str, str]
 class TumorBoardSystem:
     """The orchestrator and its three agents over the patient folders of ``data_dir``."""
 
-    def __init__(self, data_dir: str | Path | None = None) -> None:
+    def __init__(self, data_dir: str | Path | None = None, *, report_current_status: bool = False) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else Path(__file__).resolve().parent / "data"
         self.patients_dir = self.data_dir / "patients"
+        #: Fix the deliberate weakness: PatientHistory also reports the undated current status.
+        self.report_current_status = report_current_status
 
     def __call__(self, conversation: Conversation) -> list[Message]:
         """The Orchestrator's routing, the agent's tool call and answer, and the closing summary."""
@@ -276,6 +287,8 @@ class TumorBoardSystem:
         documents = load_documents(self.patients_dir / patient_id)
         agents = {PATIENT_HISTORY: _history, RADIOLOGY: _radiology, CLINICAL_GUIDELINES: _guidelines}
         tool, arguments, result, text, summary = agents[agent](patient_id, documents)
+        if agent == PATIENT_HISTORY and self.report_current_status and (status := current_status(documents)):
+            text += "\n\nCurrent status:\n" + status
         call = ToolCallRecord(id=f"call_{len(users)}_1", name=tool, arguments=arguments, result=result)
         return [
             _say(f"{agent}, {ASKS[agent]} for {patient_id}."),

@@ -3,13 +3,25 @@ multi-agent system and the scripted user, save the conversations, score them."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from clineval.conversations.loaders import load_conversations
 from clineval.conversations.simulate import load_simulation_config, simulate_and_score
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tumor_board"
+
+
+def _figures_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("tumor_board_figures", EXAMPLE / "figures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_the_example_simulates_and_scores_offline(tmp_path: Path) -> None:
@@ -29,6 +41,11 @@ def test_the_example_simulates_and_scores_offline(tmp_path: Path) -> None:
     assert all(s.value == 1.0 for s in scores["radiology_relevancy"])
     for name in ("agent_selection", "intent_resolution", "information_aggregation"):
         assert all(s.status == "error" and "needs an LLM judge" in (s.error or "") for s in scores[name])
+    # the figures the docs quote are what the example gives (figures.py measures and writes them)
+    script = _figures_script()
+    recorded = json.loads((EXAMPLE / "figures.json").read_text(encoding="utf-8"))
+    assert script.figures_of(result.results, conversations=n) == recorded["as_shipped"]
+    assert script.stale_docs(recorded) == []
     saved = load_conversations(tmp_path / "saved")
     assert len(saved) == 8 and {c.patient_id for c in saved} == {"tb-001", "tb-002", "tb-003"}
     assert all(any(m.tool_calls for m in c.messages) for c in saved)
@@ -42,3 +59,18 @@ def test_the_example_simulates_and_scores_offline(tmp_path: Path) -> None:
     assert "history_tbfact" not in {r.metric for r in again.results}
     outputs = [c.metadata.get("agent_output") for c in again.cases]
     assert all(isinstance(o, dict) and o.get("from_saved") for o in outputs), json.dumps(outputs[0])[:300]
+
+
+@pytest.mark.slow
+def test_the_weakness_fixed_gives_the_recorded_figures() -> None:
+    """figures.py's second measure (PatientHistory also reports the current status)."""
+    import sys
+
+    sys.path.insert(0, str(EXAMPLE))
+    try:
+        measured = _figures_script().measure(report_current_status=True)
+    finally:
+        sys.path.remove(str(EXAMPLE))
+    recorded = json.loads((EXAMPLE / "figures.json").read_text(encoding="utf-8"))
+    assert measured == recorded["current_status_reported"]
+    assert measured["history_tbfact_recall"] > recorded["as_shipped"]["history_tbfact_recall"]
