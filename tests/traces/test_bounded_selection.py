@@ -168,3 +168,35 @@ def test_generated_cases_that_change_while_read_are_an_error() -> None:
     assert [
         c.id for c in GeneratedCases(read=lambda: cases, source="s", n_cases=2, fingerprint_value="f")
     ] == ["a", "b"]
+
+
+def test_a_traffic_run_resumes_like_any_run(store: Path) -> None:
+    """The cases are in the store from the start, so `clineval run --resume` finishes an
+    interrupted traffic run without reading the spans again."""
+    from clineval.api import evaluate
+    from clineval.traces.score import score_traffic
+
+    selection = select_traffic(store, since_ns=int((time.time() - 7200) * S), idle_seconds=0, batch_spans=1)
+    first = score_traffic(selection, ["conversational_faithfulness", "latency"], store=store, progress=False)
+    run_store = RunStore(store)
+    try:  # as if interrupted after three conversations
+        with run_store.transaction() as conn:
+            conn.execute(
+                "DELETE FROM results WHERE run_id = ? AND case_id IN ('c3', 's-legacy')", (first.run_id,)
+            )
+            conn.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", (first.run_id,))
+            conn.execute("DELETE FROM spans")  # the spans are not needed any more
+    finally:
+        run_store.close()
+    resumed = evaluate(resume=str(first.run_id), store=str(store), progress=False)
+    assert resumed.run.status == "completed" and resumed.run.tags["source"] == "traces"
+    values = {(r.case_id, r.metric): r.score.value for r in resumed.results}
+    assert len(values) == 10
+    # c3 and s-legacy answer the sodium question from a potassium result: not grounded
+    assert [values[(c, "conversational_faithfulness")] for c in ("c0", "c1", "c2", "c3", "s-legacy")] == [
+        1.0,
+        1.0,
+        1.0,
+        0.0,
+        0.0,
+    ]

@@ -85,6 +85,8 @@ def test_traces_score_makes_a_run_linked_to_the_trace(tmp_path: Path) -> None:
             "agent_selection_accuracy,tool_selection_accuracy,exact_match",
             "--gold",
             "gold.jsonl",
+            "--judge-rpm",
+            "6000",
             "-q",
         ],
         cwd=tmp_path,
@@ -112,6 +114,7 @@ def test_traces_score_makes_a_run_linked_to_the_trace(tmp_path: Path) -> None:
             case.reference == "Potassium is high at 5.9 mmol/L." and results["exact_match"].score.value == 1.0
         )
         assert run.tags["gold"] == "gold.jsonl"
+        assert run.config["judge"]["rpm"] == 6000  # --judge-rpm reaches the run's judge settings
     finally:
         store.close()
 
