@@ -14,8 +14,10 @@ from clineval.config import DEFAULT_CACHE, load_run_config
 from clineval.errors import ConfigError
 from clineval.interrupts import run_sync
 from clineval.judges.config import JudgeConfig
+from clineval.redaction import redact
 from clineval.results.result import EvalResult
 from clineval.store.sqlite import RunStore
+from clineval.suites.fields import unmatched_paths
 from clineval.suites.loader import load_suite
 from clineval.suites.runner import SuiteOutcome, aresume_suite, run_suite
 from clineval.suites.schema import looks_like_suite
@@ -74,14 +76,18 @@ def resume_suite_run(
 
 
 def suite_extras(result: EvalResult) -> RenderableType | None:
-    """A suite run's case table and disclaimer (``None`` for other runs)."""
+    """A suite run's case table, its disclaimer and a warning for each field path that
+    matched nothing in any case's output (``None`` for other runs)."""
     table = case_table(result)
     if table is None:
         return None
+    parts: list[RenderableType] = [table]
     disclaimer = disclaimer_of(result)
-    if not disclaimer:
-        return table
-    return Group(table, Text.assemble(("disclaimer: ", "italic"), " ".join(disclaimer.split())))
+    if disclaimer:
+        parts.append(Text.assemble(("disclaimer: ", "italic"), " ".join(disclaimer.split())))
+    for unmatched in unmatched_paths(result.cases):
+        parts.append(Text.assemble(("warning: ", "bold yellow"), redact(unmatched.message())))
+    return parts[0] if len(parts) == 1 else Group(*parts)
 
 
 @click.command(name="validate")

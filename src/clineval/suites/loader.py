@@ -31,6 +31,7 @@ from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec, check_metric
 from clineval.review.schema import ReviewSchema, load_schema
 from clineval.suites.binding import BoundEvaluator, import_target
+from clineval.suites.calling import ResponseCall, case_problems, create_pipeline, response_call
 from clineval.suites.paths import parse_path
 from clineval.suites.pipeline import PipelineEvaluator, SuiteCase
 from clineval.suites.schema import (
@@ -41,7 +42,16 @@ from clineval.suites.schema import (
     PipelineSpec,
     SuiteHeader,
 )
-from clineval.suites.source import Document, PathKey, Problem, SuiteError, field_name, load_document, mask
+from clineval.suites.source import (
+    Document,
+    PathKey,
+    Problem,
+    SuiteError,
+    field_name,
+    load_document,
+    mask,
+    one_line,
+)
 
 
 @dataclass
@@ -105,6 +115,8 @@ class _Checker:
         self.raw_cases: list[str] | None = None
         # an evaluator name from an unset variable: cases cannot be checked against the names
         self.names_known = True
+        self.call: ResponseCall | None = None
+        """How the pipeline's generate_responses takes a case (None: it has none, or it cannot)."""
 
     def add(self, path: PathKey, message: str) -> None:
         self.problems.append(self.doc.problem(path, mask(message, self.doc.secrets)))
@@ -154,7 +166,7 @@ class _Checker:
         secrets = set(self.doc.secrets)
         for bound in evaluators.values():
             secrets |= bound.secrets
-        return Suite(
+        suite = Suite(
             id=str(eval_id),
             file=self.file,
             header=header,
@@ -166,6 +178,14 @@ class _Checker:
             secrets=secrets,
             review=review,
         )
+        if not self.instantiate:  # clineval validate: the pipeline is created, not started
+            try:
+                create_pipeline(suite, pipeline_class, header.pipeline.params)
+            except ConfigError as exc:
+                message = str(exc).removeprefix(f"{self.file}: ")
+                self.add((eval_id, "pipeline", "class"), message)
+                return None
+        return suite
 
     def _review(self, eval_id: str, value: dict[str, Any], header: SuiteHeader | None) -> ReviewSchema | None:
         """The header's ``review:`` (inline, or a file beside the suite): a schema whose
@@ -331,6 +351,11 @@ class _Checker:
                 cls.params_model.model_validate(header.pipeline.params)
             except ValidationError as exc:
                 self.problems += self.doc.validation_problems(exc, (eval_id, "pipeline"))
+        if cls.generates_responses():
+            try:
+                self.call = response_call(cls)
+            except ConfigError as exc:
+                self.add(path, str(exc))
         return cls
 
     def _cases(
@@ -486,7 +511,7 @@ class _Checker:
                 items.append(item)
         if not ok:
             return None
-        return SuiteCase(
+        case = SuiteCase(
             id=str(case_id),
             description=spec.description,
             input=spec.input,
@@ -498,6 +523,10 @@ class _Checker:
             conversation=spec.conversation,
             scores=spec.scores,
         )
+        if self.call is not None:
+            for message in case_problems(self.call, case):
+                self.add(base, f"case {case_id!r}: {message}")
+        return case
 
     def _context(self, value: Any, path: PathKey) -> Any:
         """A context mapping with its ``module:Class`` entries built (AutoAuth suite schema)."""
@@ -511,18 +540,26 @@ class _Checker:
                 except ConfigError as exc:
                     self.add((*path, key), str(exc))
                     continue
-                if not self.instantiate:
-                    problem = _binding_problem(cls, entry)
-                    if problem:
-                        self.add((*path, key), f"{key} cannot be built from this entry: {problem}")
-                    built[key] = entry
+                problem = _binding_problem(cls, entry)
+                if problem:
+                    self.add((*path, key), f"{key} cannot be built from this entry: {problem}")
                     continue
-                try:
+                try:  # built by validate too: a data class, checked as the pipeline will get it
                     built[key] = cls(**entry) if isinstance(entry, dict) else cls(entry)
+                except ValidationError as exc:
+                    located = isinstance(entry, dict)
+                    for found in self.doc.validation_problems(exc, (*path, key)) if located else []:
+                        self.problems.append(
+                            Problem(
+                                found.location,
+                                found.field,
+                                mask(f"{key} cannot be built: {found.message}", self.doc.secrets),
+                            )
+                        )
+                    if not located:
+                        self.add((*path, key), f"{key} cannot be built from this entry: {one_line(exc)}")
                 except Exception as exc:
-                    self.add(
-                        (*path, key), f"{key} cannot be built from this entry: {type(exc).__name__}: {exc}"
-                    )
+                    self.add((*path, key), f"{key} cannot be built from this entry: {one_line(exc)}")
                 continue
             built[key] = entry
         return built

@@ -29,16 +29,14 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, final
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from clineval.suites.schema import EvaluationItem
-
-if TYPE_CHECKING:
-    from clineval.results.result import EvalResult
-    from clineval.suites.loader import Suite
-    from clineval.suites.runner import SuiteRuntime
+from clineval.judges.config import JudgeConfig
+from clineval.results.result import EvalResult
+from clineval.suites.schema import EvaluationItem, SuiteHeader
 
 
 class SuiteCase(BaseModel):
@@ -82,6 +80,33 @@ class SuiteCase(BaseModel):
         return None
 
 
+class SuiteInfo(Protocol):
+    """What a pipeline sees of its suite (a :class:`clineval.suites.Suite`): its id, file,
+    header, cases and judge. A protocol, so that this module does not import the loader."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def file(self) -> Path: ...
+    @property
+    def header(self) -> SuiteHeader: ...
+    @property
+    def cases(self) -> list[SuiteCase]: ...
+    @property
+    def judge(self) -> JudgeConfig: ...
+    @property
+    def secrets(self) -> set[str]: ...
+    @property
+    def base_dir(self) -> Path: ...
+    def case(self, case_id: str) -> SuiteCase: ...
+
+
+class Runtime(Protocol):
+    """What runs a pipeline's cases (clineval's :class:`clineval.suites.runner.SuiteRuntime`)."""
+
+    async def execute(self, pipeline: PipelineEvaluator) -> EvalResult: ...
+
+
 _STAGES = ("new", "preprocess", "run_evaluations", "post_processing", "done")
 
 
@@ -91,7 +116,7 @@ class PipelineEvaluator(ABC):
     params_model: ClassVar[type[BaseModel] | None] = None
     """Optional: a pydantic model that validates the pipeline parameters (``self.config``)."""
 
-    def __init__(self, suite: Suite, params: Mapping[str, Any] | None = None):
+    def __init__(self, suite: SuiteInfo, params: Mapping[str, Any] | None = None):
         self.suite = suite
         self.params: dict[str, Any] = dict(params or {})
         self.config: BaseModel | None = (
@@ -100,7 +125,7 @@ class PipelineEvaluator(ABC):
         self.result: EvalResult | None = None
         self.summary: dict[str, Any] | None = None
         self._stage = "new"
-        self._runtime: SuiteRuntime | None = None
+        self._runtime: Runtime | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

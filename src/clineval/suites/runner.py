@@ -48,6 +48,7 @@ from clineval.runner.provenance import (
 )
 from clineval.store.sqlite import DEFAULT_STORE, RunLease, RunStore
 from clineval.suites.binding import BoundEvaluator, ItemInputs, as_text, combine, redacted_args
+from clineval.suites.calling import call_generate, create_pipeline, response_call
 from clineval.suites.evaluators import MetricEvaluator
 from clineval.suites.loader import Suite, load_suite
 from clineval.suites.paths import MISSING, lookup
@@ -301,8 +302,10 @@ class SuiteRuntime:
         if generates:
             spec = self.suite.header.pipeline
 
+            call = response_call(type(pipeline))
+
             async def agent(query: Any, case: Case) -> dict[str, Any]:
-                output = await pipeline.generate_responses(self.suite.case(case.id))
+                output = await call_generate(pipeline, call, self.suite.case(case.id))
                 data = jsonable(output)
                 text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
                 return {"response": text, OUTPUT_KEY: data}
@@ -425,13 +428,7 @@ async def _arun_suite(
         lease=lease,
         retry_errors=retry_errors,
     )
-    try:
-        pipeline = suite.pipeline_class(suite, suite.header.pipeline.params)
-    except Exception as exc:
-        raise ConfigError(
-            f"{suite.file}: pipeline {suite.header.pipeline.class_} cannot be created: {type(exc).__name__}: "
-            f"{mask(str(exc), suite.secrets)}"
-        ) from None
+    pipeline = create_pipeline(suite, suite.pipeline_class, suite.header.pipeline.params)
     pipeline._runtime = runtime
     try:
         summary = await pipeline.run_pipeline()

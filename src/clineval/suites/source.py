@@ -198,6 +198,20 @@ def _child(node: Any, part: str | int) -> Any:
     return _MISSING
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception raised by a user's class as one line: its type and first line; a
+    pydantic error as ``field: message`` for each of its errors."""
+    if isinstance(exc, ValidationError):
+        parts = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()))
+            parts.append(f"{where}: {err.get('msg', 'invalid')}" if where else str(err.get("msg", "invalid")))
+        return f"{exc.title}: " + "; ".join(parts)
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
 def mask(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every secret value replaced by ``***``."""
     for secret in sorted(set(secrets), key=len, reverse=True):

@@ -10,8 +10,11 @@ A suite's ``table`` maps column titles to sources::
       reasoning: output.rationale
       decision ok: score.Decision        # an evaluator's value (with pass/fail)
       time: time                         # the pipeline's time for the case
+      why: why                           # the field paths that found nothing in the output
 
-Without one, the table shows the case id, each evaluator's value and the time. The
+Without one, the table shows the case id, each evaluator's value and the time. When a
+field path of some case found nothing in its output, a ``why`` column is added, saying
+so for each case it happened to (such an evaluation scores as a wrong answer). The
 table is built from the stored run alone, so ``clineval show RUN`` prints it too.
 """
 
@@ -24,6 +27,7 @@ from rich.table import Table
 from clineval.model import Case, ResultRecord
 from clineval.results.result import EvalResult
 from clineval.suites.binding import as_text
+from clineval.suites.fields import missing_fields
 from clineval.suites.paths import MISSING, lookup
 from clineval.suites.runner import SUITE_KIND, case_output
 
@@ -51,14 +55,26 @@ def table_spec(result: EvalResult) -> dict[str, str] | None:
         return None
     spec = _header(result).get("table")
     if isinstance(spec, dict) and spec:
-        return {str(k): str(v) for k, v in spec.items()}
-    columns = {"case": "id"}
-    for metric in result.metrics:
-        if metric not in ("latency", "failure"):
-            columns[metric] = f"score.{metric}"
-    if "latency" in result.metrics:
-        columns["time"] = "time"
+        columns = {str(k): str(v) for k, v in spec.items()}
+    else:
+        columns = {"case": "id"}
+        for metric in result.metrics:
+            if metric not in ("latency", "failure"):
+                columns[metric] = f"score.{metric}"
+        if "latency" in result.metrics:
+            columns["time"] = "time"
+    if "why" not in columns.values() and any(missing_fields(case) for case in result.cases):
+        columns["why" if "why" not in columns else "why (missing fields)"] = "why"
     return columns
+
+
+def why_text(case: Case) -> str:
+    """Why the case's evaluations of missing fields scored 0 (empty when none is missing)."""
+    missing = missing_fields(case)
+    if not missing:
+        return ""
+    fields = ", ".join(repr(query) for query in missing)
+    return f"scored 0: the output has no field {fields}"
 
 
 def _format_number(value: float) -> str:
@@ -102,6 +118,8 @@ def cell(source: str, case: Case, results: dict[str, ResultRecord]) -> str:
     kind, _, rest = source.partition(".")
     if source == "id":
         return case.id
+    if source == "why":
+        return why_text(case)
     if source == "time":
         run = case.agent_run
         if run is None or run.latency_s is None:

@@ -1,0 +1,187 @@
+"""What suite users tripped on: validate says ok and every case then fails (a ``**kwargs``
+generate_responses, a context entry that cannot be built, a pipeline that cannot be
+created), and a misspelled field path that scores every case 0 in silence."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.cli.test_cli import clineval
+from tests.suites.test_suite_cli import env
+
+from clineval.errors import ConfigError
+from clineval.suites import SuiteCase, SuiteError, SuitePipeline, load_suite
+from clineval.suites.calling import call_generate, case_problems, response_call
+from clineval.suites.fields import field_paths, nearest_field
+
+PIPES = '''
+from pydantic import BaseModel
+from clineval.suites import SuitePipeline
+
+
+class Patient(BaseModel):
+    name: str
+    age: int
+
+
+class KwargsPipeline(SuitePipeline):
+    """The signature the prior-authorization team documents."""
+
+    async def generate_responses(self, **kwargs):
+        patient = kwargs["context"]["pipes.py:Patient"]
+        return {"decision": "approved", "patient": {"name": patient.name}, "given": sorted(kwargs)}
+
+
+class NeedsInput(SuitePipeline):
+    async def generate_responses(self, *, input, context=None):
+        return {"decision": input}
+
+
+class Refuses(SuitePipeline):
+    def __init__(self, suite, params=None):
+        super().__init__(suite, params)
+        raise RuntimeError("no model endpoint configured\\nsecond line")
+
+    async def generate_responses(self, case):
+        return {}
+'''
+
+
+def _suite(folder: Path, pipeline: str, cases: str) -> Path:
+    (folder / "pipes.py").write_text(PIPES, encoding="utf-8")
+    path = folder / "suite.yaml"
+    path.write_text(
+        "s:\n"
+        "  description: d\n"
+        f"  pipeline: {{class: 'pipes.py:{pipeline}'}}\n"
+        "  evaluators: [{name: Decision, class: 'clineval.suites.evaluators:ExactMatch'}]\n"
+        "  cases: [s.1, s.2]\n" + cases,
+        encoding="utf-8",
+    )
+    return path
+
+
+CASE = (
+    "{id}:\n"
+    "  metrics: [Decision]\n"
+    "  context:\n"
+    "    pipes.py:Patient: {{name: Ann, age: {age}}}\n"
+    "  evaluations: [{{query: {query}, ground_truth: approved}}]\n"
+)
+
+
+def test_validate_reports_what_every_case_would_fail_on(tmp_path: Path) -> None:
+    """A context entry that cannot be built, a case without the input generate_responses
+    needs: validate lists both, with their lines, and exits 2 (through the real CLI)."""
+    suite = _suite(
+        tmp_path,
+        "NeedsInput",
+        CASE.format(id="s.1", age="forty", query="decision")
+        + CASE.format(id="s.2", age=40, query="decision").replace("  metrics:", "  input: hi\n  metrics:"),
+    )
+    checked = clineval("validate", str(suite), cwd=tmp_path, env=env())
+    assert checked.returncode == 2, checked.stdout
+    assert "Traceback" not in checked.stderr
+    assert "2 problems:" in checked.stderr
+    # line 9: age of s.1's patient; line 6: the section of s.1, which has no input
+    assert f"{suite}:9: s.1.context.pipes.py:Patient.age: pipes.py:Patient cannot be built: Input " in (
+        checked.stderr
+    )
+    assert (
+        f"{suite}:6: s.1: case 's.1': generate_responses needs 'input', which this case does not give"
+        in checked.stderr
+    )
+
+
+def test_validate_creates_the_pipeline(tmp_path: Path) -> None:
+    suite = _suite(
+        tmp_path,
+        "Refuses",
+        CASE.format(id="s.1", age=40, query="decision") + CASE.format(id="s.2", age=41, query="decision"),
+    )
+    with pytest.raises(SuiteError) as caught:
+        load_suite(suite, instantiate=False)  # what clineval validate does
+    (problem,) = caught.value.problems
+    assert problem.location is not None and problem.location.line == 3
+    assert problem.message == (
+        "pipeline Refuses cannot be created: RuntimeError: no model endpoint configured"
+    )
+
+
+def test_a_kwargs_pipeline_runs_and_a_misspelled_path_is_said(tmp_path: Path) -> None:
+    """generate_responses(self, **kwargs) runs every case; a path that matches nothing in any
+    output is a console warning naming the nearest field, and each row says why it scored 0."""
+    suite = _suite(
+        tmp_path,
+        "KwargsPipeline",
+        CASE.format(id="s.1", age=40, query="decision") + CASE.format(id="s.2", age=41, query="patient.nme"),
+    )
+    checked = clineval("validate", str(suite), cwd=tmp_path, env=env())
+    assert checked.returncode == 0 and "ok: suite 's': 2 cases" in checked.stdout, checked.stderr
+    store = str(tmp_path / "r.db")
+    ran = clineval("run", str(suite), "--store", store, "-q", cwd=tmp_path, env={**env(), "COLUMNS": "400"})
+    assert ran.returncode == 0, ran.stderr
+    assert "the pipeline failed" not in ran.stdout
+    assert (
+        "warning: field path 'patient.nme' (Decision) matches nothing in the output of the one case "
+        "that asks it, which scored it as a wrong answer; nearest existing field: 'patient.name'"
+    ) in ran.stdout
+    rows = {line.split("│")[1].strip(): line for line in ran.stdout.splitlines() if line.startswith("│ s.")}
+    assert "1 (pass)" in rows["s.1"] and "scored 0" not in rows["s.1"]
+    assert "0 (fail)" in rows["s.2"] and "scored 0: the output has no field 'patient.nme'" in rows["s.2"]
+    shown = clineval("show", "latest", "--store", store, cwd=tmp_path, env={**env(), "COLUMNS": "400"})
+    assert "nearest existing field: 'patient.name'" in shown.stdout
+
+
+class _Named(SuitePipeline):
+    async def generate_responses(self, case_id: str, metadata: dict[str, Any] | None = None) -> Any:
+        return {"id": case_id, "meta": metadata}
+
+
+class _Bad(SuitePipeline):
+    async def generate_responses(self, case: SuiteCase, patient: Any) -> Any:
+        return {}
+
+
+class _Positional(SuitePipeline):
+    async def generate_responses(self, request: SuiteCase) -> Any:
+        return {"id": request.id}
+
+
+def test_how_generate_responses_is_given_a_case() -> None:
+    case = SuiteCase(id="c", evaluations=[], metrics=[], metadata={"a": 1})
+    named = response_call(_Named)
+    assert not named.positional
+    assert (named.keywords, named.required) == (("case_id", "metadata"), ("case_id",))
+    assert asyncio.run(call_generate(_Named.__new__(_Named), named, case)) == {"id": "c", "meta": {"a": 1}}
+    positional = response_call(_Positional)
+    assert positional.positional and case_problems(positional, case) == []
+    assert asyncio.run(call_generate(_Positional.__new__(_Positional), positional, case)) == {"id": "c"}
+    with pytest.raises(ConfigError, match="parameter 'patient' is not a case field"):
+        response_call(_Bad)
+    needs_input = response_call(type("I", (SuitePipeline,), {"generate_responses": _needs_input}))
+    assert case_problems(needs_input, case) == [
+        "generate_responses needs 'input', which this case does not give (add 'input:' to the case)"
+    ]
+
+
+async def _needs_input(self: Any, *, input: str) -> Any:
+    return input
+
+
+def test_field_paths_and_the_nearest_one() -> None:
+    output = {"decision": "a", "criteria": [{"name": "x", "met": True}, {"name": "y", "note": 1}]}
+    assert list(field_paths(output)) == [
+        "decision",
+        "criteria",
+        "criteria[*].name",
+        "criteria[*].met",
+        "criteria[*].note",
+    ]
+    fields = list(field_paths(output))
+    assert nearest_field("decison", fields) == "decision"
+    assert nearest_field("criteria[*].nme", fields) == "criteria[*].name"
+    assert nearest_field("zzz", fields) is None
