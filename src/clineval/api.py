@@ -33,7 +33,7 @@ from clineval.metrics.registry import MetricSpec, build_metric, resolve_metrics
 from clineval.model import Case, DatasetInfo, RunRecord
 from clineval.results.result import EvalResult
 from clineval.runner.agent import AgentCaller, AgentFn
-from clineval.runner.engine import RunPlan, execute
+from clineval.runner.engine import RunPlan, agent_work_missing, check_repeats, execute
 from clineval.runner.progress import ProgressReporter, default_progress
 from clineval.runner.provenance import (
     clineval_version,
@@ -256,6 +256,7 @@ def _assemble_config(
     ray_workers: Any = UNSET,
     agent_num_cpus: Any = UNSET,
     agent_num_gpus: Any = UNSET,
+    repeats: Any = UNSET,
 ) -> RunConfig:
     """The run configuration: ``config`` (or the defaults), with every given keyword applied."""
     base = config or RunConfig()
@@ -273,6 +274,7 @@ def _assemble_config(
         ("executor", executor),
         ("ray_address", ray_address),
         ("ray_workers", ray_workers),
+        ("repeats", repeats),
     ):
         if key == "store" and value is None:
             updates[key] = ":memory:"  # no store: the run is kept in memory only
@@ -338,6 +340,7 @@ async def aevaluate(
     ray_workers: int | None = UNSET,
     agent_num_cpus: float | None = UNSET,
     agent_num_gpus: float | None = UNSET,
+    repeats: int = UNSET,
     progress: bool | ProgressReporter | None = None,
     resume: str | None = None,
     retry_errors: bool = False,
@@ -350,6 +353,8 @@ async def aevaluate(
     (a run file loaded with :func:`clineval.config.load_run_config`); given ones override.
     ``executor="ray"`` runs the agent calls and scores on a Ray cluster (``ray_address``;
     ``agent_num_cpus``/``agent_num_gpus``: what each worker asks Ray for; see docs/ray.md).
+    ``repeats=N`` calls the agent N times on each case and scores each case by the mean of
+    its trials (:mod:`clineval.results.trials`; docs/running.md).
     """
     reporter = progress if not isinstance(progress, bool | None) else default_progress(progress)
     if resume is not None:
@@ -389,6 +394,7 @@ async def aevaluate(
         ray_workers=ray_workers,
         agent_num_cpus=agent_num_cpus,
         agent_num_gpus=agent_num_gpus,
+        repeats=repeats,
     )
     _connect_executor(config)
     if judge_obj is None:
@@ -428,6 +434,13 @@ async def aevaluate(
     if not built:
         raise ConfigError("no metrics: name at least one (see 'clineval metrics')")
     _check_names(built)
+    check_repeats(
+        config.repeats,
+        agent=agent_fn is not None,
+        metrics=built,
+        executor=config.executor,
+        cache=config.cache,
+    )
 
     # Only now, with every input checked, is the store opened (a bad dataset leaves no file).
     run_store = _open_store(store)
@@ -538,7 +551,7 @@ async def _resume(
             if callable(agent):
                 agent_fn = agent
             elif config.agent.target.startswith("python:"):
-                if run_store.count_outputs(record.id) < run_store.count_cases(record.id):
+                if agent_work_missing(run_store, record):
                     raise ConfigError(
                         f"run {record.id} ran an agent given as a Python object; resume it from Python "
                         "with evaluate(..., agent=<the same agent>, resume=RUN_ID)"

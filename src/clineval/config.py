@@ -18,6 +18,7 @@ A run file is YAML::
     tags: {team: cardiology}
     review: review.yaml             # optional: what clinicians answer (clineval view --review),
                                     # a YAML file beside this one or the schema inline
+    repeats: 5                      # optional: trials per case (default 1; see docs/running.md)
 
 The same model is stored with each run, so that a run can be resumed or compared.
 """
@@ -45,6 +46,7 @@ from clineval.importing import build_object
 from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec
 from clineval.model import Tags
+from clineval.results.trials import MAX_REPEATS
 from clineval.review.schema import ReviewSchema
 from clineval.runner.agent import AgentFn, AgentSettings
 from clineval.store.sqlite import DEFAULT_STORE
@@ -93,6 +95,9 @@ class RunConfig(BaseModel):
     ray_workers: int | None = Field(default=None, ge=1, le=100_000)
     """Ray worker actors; unset: as many as the cluster's CPUs (or GPUs) allow for the agent's request."""
     tags: Tags = Field(default_factory=dict)
+    repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
+    """Trials per case: the agent is called this many times on each case and every trial
+    is scored; each case's score is the mean of its trials (:mod:`clineval.results.trials`)."""
     group_by: str | None = None
     base_dir: str | None = None
     review: ReviewSchema | None = None
@@ -112,6 +117,8 @@ class RunConfig(BaseModel):
         stored: dict[str, Any] = with_placeholders(self.model_dump(mode="json"), self.from_environment)
         if stored.get("review") is None:
             stored.pop("review", None)
+        if stored.get("repeats") == 1:  # a run without repeats is stored as before they existed
+            stored.pop("repeats", None)
         return stored
 
     @classmethod

@@ -203,6 +203,12 @@ def cli() -> None:
 @click.option("--no-cache", is_flag=True, help="Do not read or write the judge cache.")
 @click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
 @click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 100),
+    help="Trials per case: call the agent N times on each case; scores are per-case means "
+    "(pass@k and pass^k for pass/fail metrics).",
+)
 @click.option("--resume", help="Continue an interrupted run (id, prefix or 'latest').")
 @click.option(
     "--retry-errors",
@@ -233,6 +239,7 @@ def run(
     no_cache: bool,
     group_by: str | None,
     show_cases: bool,
+    repeats: int | None,
     resume: str | None,
     retry_errors: bool,
     quiet: bool,
@@ -273,6 +280,7 @@ def run(
             "--concurrency": concurrency,
             "--agent-timeout": agent_timeout,
             "--agent-attempts": agent_attempts,
+            "--repeats": repeats,
         }
         given = [option for option, value in refused.items() if value]
         if given:
@@ -328,6 +336,7 @@ def run(
                 "--agent-timeout": agent_timeout,
                 "--agent-attempts": agent_attempts,
                 "--concurrency": concurrency,
+                "--repeats": repeats,
             }.items()
             if value
         ]
@@ -374,6 +383,8 @@ def run(
         updates["tags"] = {**config.tags, **_pairs(tags, "--tag")}
     if no_cache:
         updates["cache"] = None
+    if repeats:
+        updates["repeats"] = repeats
     updates.update(run_on)
     if group_by:
         updates["group_by"] = group_by
@@ -652,11 +663,12 @@ def show(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["jsonl", "csv", "long-csv"]),
+    type=click.Choice(["jsonl", "csv", "long-csv", "trials-csv"]),
     default="jsonl",
     show_default=True,
     help="jsonl: one case per line with all scores; csv: one row per case; "
-    "long-csv: one row per (case, metric).",
+    "long-csv: one row per (case, metric); trials-csv (runs with --repeats): one row per "
+    "(case, trial, metric).",
 )
 @click.option(
     "--out",
@@ -675,6 +687,8 @@ def export_cmd(run_ref: str, fmt: str, out_path: str | None, store_path: str) ->
     _require_store(store_path)
     result = api.load_run(run_ref, store=store_path, lazy=True)
     ext = "jsonl" if fmt == "jsonl" else "csv"
+    if fmt == "trials-csv" and result.repeats == 1:
+        raise ConfigError(f"run {result.run.id} has no repeated trials (--repeats); use --format long-csv")
     target = out_path or f"{result.run.id}.{ext}"
     try:
         export_run(result, fmt, sys.stdout if target == "-" else Path(target))

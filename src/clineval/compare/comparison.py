@@ -22,9 +22,12 @@ case id and, for every metric both runs have (and, on request, every sub-score
   continuous one every case whose value moved by more than :data:`CASE_TOLERANCE`,
   largest change first.
 
+In a run with repeats a case's value is the mean of its trials (:mod:`clineval.results.trials`):
+the pairs are always cases, never trials (trials of one case are not independent).
+
 Also listed: the cases whose status changed (scored in A, an error in B, and every other
 change of status), the metrics of one run only, and warnings when the datasets, the
-judges, the metric settings or the run statuses differ.
+judges, the metric settings, the repeats or the run statuses differ.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from clineval.errors import ConfigError
 from clineval.metrics.registry import MetricSpec, get_entry
 from clineval.model import Case, RunRecord, Score
 from clineval.results.result import EvalResult
+from clineval.results.trials import repeats_of
 
 Kind = Literal["binary", "continuous"]
 Verdict = Literal["regressed", "improved", "no significant change", "not comparable"]
@@ -426,6 +430,11 @@ def _warnings(
     for label, run in (("A", ra), ("B", rb)):
         if run.status != "completed":
             out.append(f"run {label} ({run.id}) is {run.status}: cases without a result are not compared")
+    if repeats_of(ra) != repeats_of(rb):
+        out.append(
+            f"the runs have different repeats ({repeats_of(ra)} vs {repeats_of(rb)} trials per case): "
+            "cases are compared by their means over their own trials, which vary less with more trials"
+        )
     if _judge_label(ra) != _judge_label(rb):
         out.append(
             f"the runs were scored by different judges ({_judge_label(ra)} vs {_judge_label(rb)}): "

@@ -58,7 +58,8 @@ def _jsonl_row(run_id: str, case: Case, scores: dict[str, Any]) -> dict[str, Any
 
 
 def export_run(result: EvalResult, fmt: str, target: Path | IO[str]) -> None:
-    """Write ``fmt`` (``jsonl``, ``csv`` or ``long-csv``) to a path or an open text stream.
+    """Write ``fmt`` (``jsonl``, ``csv``, ``long-csv`` or, for a run with repeats, ``trials-csv``)
+    to a path or an open text stream.
 
     A path that cannot be written raises :class:`OSError` (the CLI turns it into one line);
     a file left half-written (a full disk) is removed.
@@ -77,6 +78,9 @@ def export_run(result: EvalResult, fmt: str, target: Path | IO[str]) -> None:
 
 
 def _write(result: EvalResult, fmt: str, handle: IO[str]) -> None:
+    if fmt == "trials-csv":
+        _write_trials(result, handle)
+        return
     if isinstance(result, StoredResult) and result._results is None:
         _write_streamed(result, fmt, handle)
         return
@@ -142,6 +146,28 @@ def _write_streamed(result: StoredResult, fmt: str, handle: IO[str]) -> None:
         _write_csv(long, handle, columns=LONG_COLUMNS)
     else:
         raise ValueError(f"unknown export format {fmt!r}")
+
+
+def _write_trials(result: EvalResult, handle: IO[str]) -> None:
+    """``trials-csv``: one row per (case, trial, metric) of a run with repeats (from its store)."""
+    from clineval.store.sqlite import RunStore
+    from clineval.store.trials import TRIAL_COLUMNS, iter_trial_rows
+
+    if result.store_path is None or result.store_path == ":memory:":
+        raise ValueError("trials-csv reads the trials from the run store; this run was kept in memory only")
+
+    def rows() -> Iterator[list[dict[str, Any]]]:
+        with RunStore(result.store_path or "", readonly=True) as store:
+            chunk: list[dict[str, Any]] = []
+            for row in iter_trial_rows(store, result.run.id):
+                chunk.append(row)
+                if len(chunk) >= _CSV_CHUNK:
+                    yield chunk
+                    chunk = []
+            if chunk:
+                yield chunk
+
+    _write_csv(rows, handle, columns=list(TRIAL_COLUMNS))
 
 
 class _Column:

@@ -14,6 +14,7 @@ from clineval.model import RunRecord
 from clineval.redaction import redact
 from clineval.results.aggregate import MetricAggregate
 from clineval.results.result import EvalResult
+from clineval.results.trials import TrialSummary
 
 if TYPE_CHECKING:
     from clineval.results.trends import TrendPoint, Trends
@@ -192,6 +193,8 @@ def print_result(
             f"[dim]{hidden} more sub-score row(s) not shown: clineval show {run.id} --all-sub-scores[/]",
             highlight=False,
         )
+    if result.repeats > 1:
+        console.print(trials_table(result.trial_summary(), result.repeats))
     if by:
         grouped = [a for a in result.aggregate(by) if "." not in a.metric]
         console.print(aggregates_table(grouped, title=f"By {by}", by=by, width=console.width))
@@ -221,6 +224,29 @@ def print_result(
         f"Saved as run [bold]{run.id}[/]. Per-case scores: clineval show {run.id}{where} --cases; "
         f"export: clineval export {run.id}{where} --format csv"
     )
+
+
+def trials_table(summaries: Sequence[TrialSummary], repeats: int) -> Table:
+    """With repeats: per metric the within-case spread, and pass@k / pass^k rows of pass/fail metrics."""
+    table = Table(
+        title=f"Repeated trials ({repeats} per case; the results above are over case means)",
+        title_justify="left",
+        header_style="bold",
+    )
+    for name in ("metric", "cases", "spread (mean within-case std)", "k", "pass@k", "pass^k"):
+        table.add_column(name, justify="left" if name == "metric" else "right", no_wrap=name == "metric")
+    for item in summaries:
+        table.add_row(item.metric, str(item.cases), _num(item.spread), "", "", "")
+        for k in _shown_ks(sorted(item.pass_at)):
+            table.add_row("", "", "", str(k), _num(item.pass_at[k]), _num(item.pass_hat[k]))
+    return table
+
+
+def _shown_ks(ks: Sequence[int]) -> list[int]:
+    """Every k up to 10; beyond, 1, 2, 3, 5, 10, 20, 50 and the largest."""
+    if len(ks) <= 10:
+        return list(ks)
+    return [k for k in ks if k in (1, 2, 3, 5, 10, 20, 50) or k == ks[-1]]
 
 
 def cases_table(result: EvalResult, limit_chars: int = 60) -> Table:

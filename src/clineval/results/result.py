@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from clineval.model import Case, ResultRecord, RunRecord
 from clineval.results.aggregate import MetricAggregate, aggregate
 from clineval.results.frames import long_frame, wide_frame
+from clineval.results.trials import TrialSummary, repeats_of, summarise_trials, trial_values
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,6 +64,24 @@ class EvalResult:
             out[f"{agg.metric}/mean"] = agg.mean
             out[f"{agg.metric}/std"] = agg.std
         return out
+
+    @property
+    def repeats(self) -> int:
+        """Trials per case (1: a run without repeats)."""
+        return repeats_of(self.run)
+
+    def trial_summary(self) -> list[TrialSummary]:
+        """With repeats: per metric the within-case spread and, for pass/fail metrics, pass@k
+        and pass^k (:mod:`clineval.results.trials`); empty for a run without repeats."""
+        if self.repeats == 1:
+            return []
+        rows = ((r.metric, trial_values(r.score.details)) for r in self.results)
+        return summarise_trials(
+            rows,
+            repeats=self.repeats,
+            metric_order=self.run.metrics,
+            lower_is_better=self.run.lower_is_better,
+        )
 
     def unscored(self) -> dict[str, int]:
         """Per metric, how many cases have an error score (could not be scored)."""

@@ -25,6 +25,7 @@ from clineval.model import Case, ResultRecord, RunRecord
 from clineval.redaction import redact
 from clineval.results.aggregate import MetricAggregate, aggregate, group_value
 from clineval.results.result import EvalResult, unscored_reasons
+from clineval.results.trials import TRIALS_KEY, TrialSummary, summarise_trials
 from clineval.store.sqlite import RunStore
 
 #: The numbers of a result, read without its score's text (explanations, details).
@@ -127,6 +128,23 @@ class StoredResult(EvalResult):
                     numbers, by=by, metric_order=self.run.metrics, group_of=groups
                 )
         return self._aggregates[by]
+
+    def trial_summary(self) -> list[TrialSummary]:
+        if self._results is not None or self.repeats == 1:
+            return super().trial_summary()
+        with self._store() as store:
+            rows = store.query(
+                f"SELECT metric, json_extract(score, '$.details.{TRIALS_KEY}.values') FROM results"
+                " WHERE run_id = ?",
+                (self.run.id,),
+            )
+        found = ((str(metric), json.loads(values) if values else None) for metric, values in rows)
+        return summarise_trials(
+            found,
+            repeats=self.repeats,
+            metric_order=self.run.metrics,
+            lower_is_better=self.run.lower_is_better,
+        )
 
     def unscored(self) -> dict[str, int]:
         if self._results is not None:

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from clineval.errors import (
     ClinevalError,
+    ConfigError,
     JudgeConfigurationError,
     RunInterrupted,
     StoreDamagedError,
@@ -33,9 +34,18 @@ from clineval.judges.base import Judge
 from clineval.metrics.base import Metric, ScoreContext, score_case
 from clineval.model import Case, ResultRecord, RunRecord, RunStatus
 from clineval.redaction import redact as mask_secrets
+from clineval.results.trials import combine_results, repeats_of
 from clineval.runner.agent import AgentCaller
 from clineval.runner.progress import NullProgress, ProgressReporter
-from clineval.store.sqlite import DEFAULT_STORE, BackgroundWriter, RunLease, RunStore
+from clineval.store.sqlite import (
+    DEFAULT_STORE,
+    BackgroundWriter,
+    RunLease,
+    RunStore,
+    TrialOutput,
+    TrialResult,
+)
+from clineval.store.trials import count_trials, trial_outputs_for, trial_results_for
 
 
 @dataclass
@@ -133,38 +143,64 @@ async def _execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | 
     # Cases stream through in chunks: the outputs and results already stored are looked up
     # per chunk, and the queues are bounded, so memory does not grow with the number of
     # cases (unless the plan keeps every result for its outcome).
+    #
+    # With repeats (clineval.results.trials) the unit of work is a trial of a case: the agent
+    # is called once per trial, every trial is scored, and once a (case, metric) has all its
+    # trials their combination is written as the case's result. Trials already stored are
+    # skipped, so a resumed run does only the missing ones.
     progress = progress or NullProgress()
     run_id = plan.run.id
     names = [m.name for m in plan.metrics]
+    repeats = repeats_of(plan.run)
     n_cases = len(plan.cases) if plan.cases is not None else store.count_cases(run_id)
     n_outputs = store.count_outputs(run_id) if plan.agent is not None else 0
     n_done = store.count_results_of(run_id, names)
+    pending = store.expected_total(run_id) - n_done
+    n_need_agent = n_cases - n_outputs if plan.agent is not None else 0
     resumed = n_done > 0 or n_outputs > 0
+    if repeats > 1:
+        n_trial_outputs, n_trial_results = count_trials(store, run_id)
+        resumed = resumed or n_trial_outputs > 0 or n_trial_results > 0
+        n_need_agent = max(0, n_cases * repeats - n_trial_outputs) if plan.agent is not None else 0
+        pending = max(0, store.expected_total(run_id) * repeats - n_trial_results)
     merged: dict[str, Case] = {}
     produced: list[ResultRecord] = []
     keep = plan.keep_results
-    n_need_agent = n_cases - n_outputs if plan.agent is not None else 0
-    pending = store.expected_total(run_id) - n_done
-    score_queue: asyncio.Queue[tuple[Case, Metric] | None] = asyncio.Queue(
+    score_queue: asyncio.Queue[tuple[Case, Metric, int] | None] = asyncio.Queue(
         maxsize=max(plan.scoring_concurrency * 4, 64)
     )
     n_scorers = max(1, plan.scoring_concurrency)
     n_agents = min(plan.agent.settings.concurrency, max(n_need_agent, 1)) if plan.agent is not None else 0
-    agent_queue: asyncio.Queue[tuple[Case, set[tuple[str, str]]] | None] = asyncio.Queue(
+    agent_queue: asyncio.Queue[tuple[Case, int, set[str]] | None] = asyncio.Queue(
         maxsize=max(2 * n_agents, 16)
     )
+    # trials of a (case, metric) scored so far, until all are in and they are combined
+    trials_of: dict[tuple[str, str], dict[int, ResultRecord]] = {}
 
-    async def enqueue(case: Case, done: set[tuple[str, str]]) -> None:
+    async def enqueue(case: Case, skip: set[str], trial: int = 0) -> None:
+        """Score ``case`` (trial ``trial``; 0: a run without repeats) with every metric not in ``skip``."""
         for metric in plan.metrics:
-            if (case.id, metric.name) not in done and _selects(metric, case):
-                await score_queue.put((case, metric))
+            if metric.name not in skip and _selects(metric, case):
+                await score_queue.put((case, metric, trial))
+
+    def collect(trial: int, result: ResultRecord) -> None:
+        """Keep a trial's result; once the (case, metric) has every trial, write their combination."""
+        got = trials_of.setdefault((result.case_id, result.metric), {})
+        got[trial] = result
+        if len(got) < repeats:
+            return
+        del trials_of[(result.case_id, result.metric)]
+        combined = _redacted(combine_results([got[t] for t in sorted(got)]), redact)
+        writer.result(combined)
+        if keep:
+            produced.append(combined)
 
     async def score_worker() -> None:
         while True:
             item = await score_queue.get()
             if item is _DONE:
                 return
-            case, metric = item
+            case, metric, trial = item
             ctx = ScoreContext(plan.judge)
             started = time.perf_counter()
             score = await score_case(metric, case, ctx)
@@ -178,9 +214,13 @@ async def _execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | 
                 created_at=time.time(),
             )
             result = _redacted(result, redact)  # secrets never reach the store or the tables
-            writer.result(result)
-            if keep:
-                produced.append(result)
+            if trial:
+                writer.trial(TrialResult(trial, result))
+                collect(trial, result)
+            else:
+                writer.result(result)
+                if keep:
+                    produced.append(result)
             progress.scored(score.status == "error")
 
     async def agent_worker() -> None:
@@ -189,32 +229,61 @@ async def _execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | 
             item = await agent_queue.get()
             if item is None:
                 return
-            case, done = item
+            case, trial, skip = item
             output = await plan.agent.run(case)
             if output.agent_run.error:
                 run_ = output.agent_run.model_copy(update={"error": redact(output.agent_run.error)})
                 output = output.model_copy(update={"agent_run": run_})
-            writer.output(run_id, case.id, output)
+            if trial:
+                writer.trial(TrialOutput(run_id, case.id, trial, output))  # trial 1: the case's output too
+            else:
+                writer.output(run_id, case.id, output)
             progress.agent_done(output.agent_run.failed)
             case = output.apply_to(case)
-            if keep:
+            if keep and trial <= 1:
                 merged[case.id] = case
-            await enqueue(case, done)
+            await enqueue(case, skip, trial)
 
     async def feed() -> None:
         for chunk in plan.case_chunks(store):
             ids = [c.id for c in chunk]
+            if repeats > 1:
+                await feed_trials(chunk, ids)
+                continue
             outputs = store.outputs_for(run_id, ids) if plan.agent is not None else {}
-            done = store.done_for(run_id, ids) if n_done else set()
+            done: dict[str, set[str]] = {}
+            for case_id, metric in store.done_for(run_id, ids) if n_done else ():
+                done.setdefault(case_id, set()).add(metric)
             for case in chunk:
+                skip = done.get(case.id, set())
                 if plan.agent is None:
-                    await enqueue(case, done)
+                    await enqueue(case, skip)
                 elif case.id in outputs:
-                    await enqueue(outputs[case.id].apply_to(case), done)
+                    await enqueue(outputs[case.id].apply_to(case), skip)
                 else:
-                    await agent_queue.put((case, {pair for pair in done if pair[0] == case.id}))
+                    await agent_queue.put((case, 0, skip))
         for _ in range(n_agents):
             await agent_queue.put(None)
+
+    async def feed_trials(chunk: list[Case], ids: list[str]) -> None:
+        done = store.done_for(run_id, ids)  # (case, metric) pairs combined already
+        outputs = trial_outputs_for(store, run_id, ids) if plan.agent is not None else {}
+        stored = trial_results_for(store, run_id, ids)
+        for case in chunk:
+            wanted = [m.name for m in plan.metrics if (case.id, m.name) not in done and _selects(m, case)]
+            for name in wanted:
+                for trial, record in stored.get((case.id, name), {}).items():
+                    collect(trial, record)  # all trials stored (killed before combining): combined now
+            for trial in range(1, repeats + 1):
+                skip = {n for n in names if n not in wanted or trial in stored.get((case.id, n), {})}
+                if len(skip) == len(names):
+                    continue
+                if plan.agent is None:
+                    await enqueue(case, skip, trial)
+                elif (case.id, trial) in outputs:
+                    await enqueue(outputs[(case.id, trial)].apply_to(case), skip, trial)
+                else:
+                    await agent_queue.put((case, trial, skip))
 
     async def produce() -> None:
         async with asyncio.TaskGroup() as feeders:
@@ -294,6 +363,43 @@ def _completed(
     order = {case.id: i for i, case in enumerate(plan.cases)}
     produced.sort(key=lambda r: (order[r.case_id], r.metric))
     return RunOutcome(record, [merged.get(c.id, c) for c in plan.cases], produced)
+
+
+def check_repeats(
+    repeats: int, *, agent: bool, metrics: Sequence[Metric], executor: str = "local", cache: str | None = None
+) -> None:
+    """Refuse ``repeats`` where repeated trials cannot differ or cannot run (one line each).
+
+    Without an agent a trial re-scores the same outputs: deterministic metrics give the same
+    value every time, and only a judge that samples can differ, which the judge cache (it
+    returns the first answer) would hide. So a run without an agent takes ``repeats`` only
+    when a metric uses the judge and the cache is off.
+    """
+    if repeats <= 1:
+        return
+    if executor != "local":
+        raise ConfigError(f"repeats: {repeats} runs in this process only, not with executor {executor}")
+    if agent:
+        return
+    if not any(getattr(m, "needs_judge", False) for m in metrics):
+        raise ConfigError(
+            f"repeats: {repeats} without an agent would score the same outputs {repeats} times with "
+            "metrics that do not use a judge (identical trials); give an agent, or leave repeats out"
+        )
+    if cache is not None:
+        raise ConfigError(
+            f"repeats: {repeats} without an agent re-asks the judge about the same outputs; the judge "
+            "cache would return its first answer every time: turn it off (--no-cache, or cache: null "
+            "in the run file)"
+        )
+
+
+def agent_work_missing(store: RunStore, record: RunRecord) -> bool:
+    """Whether some agent call of the run (some trial of a case, with repeats) has no stored output."""
+    repeats = repeats_of(record)
+    if repeats == 1:
+        return store.count_outputs(record.id) < store.count_cases(record.id)
+    return count_trials(store, record.id)[0] < store.count_cases(record.id) * repeats
 
 
 def _selects(metric: Metric, case: Case) -> bool:

@@ -43,6 +43,7 @@ from clineval.judges.base import Usage
 from clineval.model import AgentOutput, Case, ResultRecord, RunRecord, RunStatus, Score
 from clineval.redaction import redact_json
 from clineval.store import DEFAULT_STORE as DEFAULT_STORE
+from clineval.store.search import ensure_search_index
 
 SCHEMA_VERSION = 1
 # Older schema versions and the SQL that brings each to the next one. None yet: version 1 is the first.
@@ -178,9 +179,61 @@ CREATE TABLE IF NOT EXISTS traffic_scored (
     scored_at REAL NOT NULL
 );
 """
+# Repeated trials (clineval.store.trials, clineval.results.trials): each trial's agent output and
+# results, beside the case-level ``outputs`` (trial 1's) and ``results`` (the trials combined).
+# Added like the review tables, without a schema version change: a store written before them
+# reads as one without repeated trials.
+_SCHEMA += """
+CREATE TABLE IF NOT EXISTS trial_outputs (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    case_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (run_id, case_id, trial)
+);
+CREATE TABLE IF NOT EXISTS trial_results (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    case_id TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    value REAL,
+    score TEXT NOT NULL,
+    usage TEXT NOT NULL,
+    duration_s REAL NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (run_id, case_id, metric, trial)
+);
+"""
+
+
+@dataclass(frozen=True)
+class TrialOutput:
+    """The agent's output of one trial of a case; ``trial == 1`` is also the case's output."""
+
+    run_id: str
+    case_id: str
+    trial: int
+    output: AgentOutput
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """One trial's result of a (case, metric)."""
+
+    trial: int
+    result: ResultRecord
 
 
 _INSERT_OUTPUT = "INSERT INTO outputs (run_id, case_id, data, created_at) VALUES (?, ?, ?, ?)"
+_INSERT_TRIAL_OUTPUT = (
+    "INSERT INTO trial_outputs (run_id, case_id, trial, data, created_at) VALUES (?, ?, ?, ?, ?)"
+)
+_INSERT_TRIAL_RESULT = (
+    "INSERT INTO trial_results (run_id, case_id, metric, trial, status, value, score, usage, duration_s,"
+    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _INSERT_RESULT = (
     "INSERT INTO results (run_id, case_id, metric, status, value, score, usage, duration_s, created_at)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -200,6 +253,11 @@ def _result_row(result: ResultRecord) -> tuple[object, ...]:
         result.duration_s,
         result.created_at or time.time(),
     )
+
+
+def _trial_result_row(item: TrialResult) -> tuple[object, ...]:
+    row = _result_row(item.result)
+    return (*row[:3], item.trial, *row[3:])
 
 
 def _result_record(run_id: str, row: Sequence[Any]) -> ResultRecord:
@@ -373,6 +431,7 @@ class RunStore:
                     "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
                     (str(SCHEMA_VERSION),),
                 )
+                ensure_search_index(self._conn)
         except StoreError:
             self._close_quietly()
             raise
@@ -612,17 +671,28 @@ class RunStore:
             self._conn.execute(_INSERT_RESULT, _result_row(result))
 
     def write_batch(
-        self, outputs: Sequence[tuple[str, str, AgentOutput]], results: Sequence[ResultRecord]
+        self,
+        outputs: Sequence[tuple[str, str, AgentOutput]],
+        results: Sequence[ResultRecord],
+        trials: Sequence[TrialOutput | TrialResult] = (),
     ) -> None:
-        """Commit agent outputs, then results, in one transaction."""
-        output_rows = [
-            (run, case, redact_json(out.model_dump_json()), time.time()) for run, case, out in outputs
+        """Commit agent outputs, then results, in one transaction (trial outputs and results
+        with them: a trial 1 output is also written as the case's output)."""
+        now = time.time()
+        output_rows = [(run, case, redact_json(out.model_dump_json()), now) for run, case, out in outputs]
+        trial_outputs = [
+            (t, redact_json(t.output.model_dump_json())) for t in trials if isinstance(t, TrialOutput)
         ]
+        output_rows += [(t.run_id, t.case_id, data, now) for t, data in trial_outputs if t.trial == 1]
+        trial_rows = [(t.run_id, t.case_id, t.trial, data, now) for t, data in trial_outputs]
+        trial_result_rows = [_trial_result_row(t) for t in trials if isinstance(t, TrialResult)]
         result_rows = [_result_row(r) for r in results]
         with self._lock:
             self._conn.execute("BEGIN")
             try:
                 self._conn.executemany(_INSERT_OUTPUT, output_rows)
+                self._conn.executemany(_INSERT_TRIAL_OUTPUT, trial_rows)
+                self._conn.executemany(_INSERT_TRIAL_RESULT, trial_result_rows)
                 self._conn.executemany(_INSERT_RESULT, result_rows)
                 self._conn.execute("COMMIT")
             except BaseException:
@@ -802,6 +872,24 @@ class RunStore:
             return self._delete_error_results(run_id, metrics)
 
     def _delete_error_results(self, run_id: str, metrics: Iterable[str] | None = None) -> int:
+        names = None if metrics is None else list(metrics)
+        # Repeated trials: the unscored trials, and the case results combined from them.
+        which = "" if names is None else f" AND metric IN ({','.join('?' * len(names))})"
+        erred = self._conn.execute(
+            "SELECT DISTINCT case_id, metric FROM trial_results"
+            f" WHERE run_id = ? AND status = 'error'{which}",
+            (run_id, *(names or ())),
+        ).fetchall()
+        for case_id, metric in erred:
+            self._conn.execute(
+                "DELETE FROM results WHERE run_id = ? AND case_id = ? AND metric = ?",
+                (run_id, case_id, metric),
+            )
+        self._conn.execute(
+            f"DELETE FROM trial_results WHERE run_id = ? AND status = 'error'{which}",
+            (run_id, *(names or ())),
+        )
+        metrics = names
         if metrics is None:
             cur = self._conn.execute("DELETE FROM results WHERE run_id = ? AND status = 'error'", (run_id,))
         else:
@@ -835,7 +923,22 @@ class RunStore:
         for (case_id,) in rows:
             self._conn.execute("DELETE FROM results WHERE run_id = ? AND case_id = ?", (run_id, case_id))
             self._conn.execute("DELETE FROM outputs WHERE run_id = ? AND case_id = ?", (run_id, case_id))
-        return len(rows)
+        # Repeated trials: the failed trials, their results and the case results combined from them.
+        trials = self._conn.execute(
+            "SELECT case_id, trial FROM trial_outputs WHERE run_id = ?"
+            " AND json_extract(data, '$.agent_run.failed') = 1",
+            (run_id,),
+        ).fetchall()
+        for case_id, trial in trials:
+            self._conn.execute("DELETE FROM results WHERE run_id = ? AND case_id = ?", (run_id, case_id))
+            if trial == 1:
+                self._conn.execute("DELETE FROM outputs WHERE run_id = ? AND case_id = ?", (run_id, case_id))
+            for table in ("trial_results", "trial_outputs"):
+                self._conn.execute(
+                    f"DELETE FROM {table} WHERE run_id = ? AND case_id = ? AND trial = ?",
+                    (run_id, case_id, trial),
+                )
+        return len(rows) + sum(1 for _, trial in trials if trial != 1)  # trial 1 is the case's output
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -1073,6 +1176,11 @@ class BackgroundWriter:
         self._check()
         self._queue.put(result)
 
+    def trial(self, item: TrialOutput | TrialResult) -> None:
+        """One trial's output or result (see :mod:`clineval.results.trials`)."""
+        self._check()
+        self._queue.put(item)
+
     def _check(self) -> None:
         error = self._error
         if error is None:
@@ -1096,10 +1204,11 @@ class BackgroundWriter:
                 batch = [item for item in batch if item is not _STOP]
             outputs = [item for item in batch if isinstance(item, tuple)]
             results = [item for item in batch if isinstance(item, ResultRecord)]
-            if not (outputs or results) or self._error is not None:
+            trials = [item for item in batch if isinstance(item, TrialOutput | TrialResult)]
+            if not (outputs or results or trials) or self._error is not None:
                 continue
             try:
-                self._store.write_batch(outputs, results)
+                self._store.write_batch(outputs, results, trials)
             except BaseException as exc:  # reported to the runner by _check() / close()
                 self._error = exc
 
