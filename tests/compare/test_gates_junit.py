@@ -165,7 +165,28 @@ def test_junit_report(tmp_path: Path) -> None:
     assert error is not None and error.get("message") == "judge timed out"
     gate = suites["gates"].find("testcase[@name='fail-under acc=0.9']/failure")
     assert gate is not None and gate.get("message") == "below"
-    assert suites["acc"].get("time") == "1.250"
+    # results stored without a time: the longest duration, never the sum (1.25) of concurrent ones
+    assert suites["acc"].get("time") == "0.250"
+
+
+def test_junit_times_are_wall_times(tmp_path: Path) -> None:
+    """Two scores of 2 s and 1 s computed at once, and the agent's 1 s before them: the
+    metric took 2 s of wall time (not 3), the run 3 s (not the 4 s of the sum)."""
+    from clineval.compare.junit import wall_seconds
+    from clineval.model import AgentRun
+
+    assert wall_seconds([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)]) == 4.0
+    assert wall_seconds([]) == 0.0
+    result = _result({"c1": {"m": Score(value=1.0)}, "c2": {"m": Score(value=0.5)}})
+    result.results[0] = result.results[0].model_copy(update={"duration_s": 2.0, "created_at": 110.0})
+    result.results[1] = result.results[1].model_copy(update={"duration_s": 1.0, "created_at": 110.5})
+    result.cases[0] = result.cases[0].model_copy(update={"agent_run": AgentRun(latency_s=1.0)})
+    root = ET.parse(write_junit(tmp_path / "j.xml", result)).getroot()
+    suite = root.find("testsuite[@name='m']")
+    assert suite is not None and suite.get("time") == "2.500"  # [108, 110] and [109.5, 110.5]
+    assert root.get("time") == "3.500"  # and the agent on c1, [107, 108]
+    case = suite.find("testcase[@name='c1']")
+    assert case is not None and case.get("time") == "2.000"
 
 
 def test_junit_binary_lower_is_better_fails_on_one(tmp_path: Path) -> None:

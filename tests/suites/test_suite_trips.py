@@ -185,3 +185,60 @@ def test_field_paths_and_the_nearest_one() -> None:
     assert nearest_field("decison", fields) == "decision"
     assert nearest_field("criteria[*].nme", fields) == "criteria[*].name"
     assert nearest_field("zzz", fields) is None
+
+
+SLOW = """
+import time
+from clineval.suites import SuitePipeline
+
+class Slow(SuitePipeline):
+    async def generate_responses(self, case):
+        import asyncio
+        await asyncio.sleep(0.3)
+        return {"answer": "yes"}
+
+def slow_check(*, response, ground_truth):
+    time.sleep(0.3)
+    return float(response == ground_truth)
+"""
+
+
+def test_junit_times_of_a_suite_run_are_wall_times(tmp_path: Path) -> None:
+    """Four cases at once, each 0.3 s in the pipeline and 0.3 s in the evaluator: the JUnit
+    report gives the evaluator about 0.3 s and the run about 0.6 s of wall time, not the
+    1.2 s sum of the scores' durations."""
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "slow.py").write_text(SLOW, encoding="utf-8")
+    cases = [f"s.{i}" for i in range(4)]
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "s:\n  description: d\n  pipeline: {class: 'slow.py:Slow', concurrency: 4}\n"
+        "  evaluators: [{name: Check, class: 'slow.py:slow_check'}]\n"
+        f"  cases: [{', '.join(cases)}]\n"
+        + "".join(
+            f"{c}:\n  metrics: [Check]\n  evaluations: [{{query: answer, ground_truth: 'yes'}}]\n"
+            for c in cases
+        ),
+        encoding="utf-8",
+    )
+    report = tmp_path / "junit.xml"
+    ran = clineval(
+        "run",
+        str(suite),
+        "--store",
+        str(tmp_path / "r.db"),
+        "-q",
+        "--junit",
+        str(report),
+        cwd=tmp_path,
+        env=env(),
+    )
+    assert ran.returncode == 0, ran.stderr
+    root = ET.parse(report).getroot()
+    check = root.find("testsuite[@name='Check']")
+    assert check is not None
+    durations = [float(c.get("time", "0")) for c in check.findall("testcase")]
+    assert len(durations) == 4 and sum(durations) >= 1.19  # what the report used to give
+    assert 0.29 <= float(check.get("time", "0")) < 0.9
+    assert 0.59 <= float(root.get("time", "0")) < 1.1

@@ -12,6 +12,13 @@ The report has one ``<testsuite>`` per metric with one ``<testcase>`` per case:
 Then a ``gates`` testsuite with one ``<testcase>`` per gate (``<failure>`` when it failed).
 Every ``<testsuite>`` and the root ``<testsuites>`` carry ``tests``, ``failures``,
 ``errors`` and ``skipped`` counts and the time in seconds.
+
+Times are wall times, never sums of concurrent work: a testcase's is its score's duration;
+a metric's testsuite's is the time during which at least one of its scores was being
+computed (the union of the intervals that end at each result's ``created_at``); the
+root's is the time during which the run was calling the agent or scoring (each case's
+agent call ends where its first score starts). Results stored without a time fall back
+to the longest single duration (and the root to the run's start to finish).
 """
 
 from __future__ import annotations
@@ -30,6 +37,60 @@ from clineval.results.result import EvalResult
 
 FAIL_LABELS = ("fail", "failed")
 _COUNTS = ("tests", "failures", "errors", "skipped")
+
+
+Interval = tuple[float, float]
+
+
+def wall_seconds(intervals: Sequence[Interval]) -> float:
+    """The length of the union of ``(start, end)`` intervals: the wall time they cover."""
+    total = 0.0
+    current: Interval | None = None
+    for start, end in sorted(intervals):
+        if current is None or start > current[1]:
+            if current is not None:
+                total += current[1] - current[0]
+            current = (start, end)
+        elif end > current[1]:
+            current = (current[0], end)
+    if current is not None:
+        total += current[1] - current[0]
+    return total
+
+
+def _interval(record: ResultRecord) -> Interval:
+    return (record.created_at - record.duration_s, record.created_at)
+
+
+def _timed(records: Sequence[ResultRecord]) -> bool:
+    return all(r.created_at > 0 for r in records)
+
+
+def _suite_seconds(records: Sequence[ResultRecord]) -> float:
+    if not records:
+        return 0.0
+    if not _timed(records):
+        return max(r.duration_s for r in records)
+    return wall_seconds([_interval(r) for r in records])
+
+
+def _run_seconds(result: EvalResult) -> float:
+    """The run's wall time: its scores, and each case's agent call before its first score."""
+    records = list(result.results)
+    if not records or not _timed(records):
+        run = result.run
+        if run.finished_at is not None and run.finished_at >= run.created_at > 0:
+            return run.finished_at - run.created_at
+        return _suite_seconds(records)
+    intervals = [_interval(r) for r in records]
+    first: dict[str, float] = {}
+    for start, record in zip((i[0] for i in intervals), records, strict=True):
+        first[record.case_id] = min(start, first.get(record.case_id, start))
+    for case in result.cases:
+        run = case.agent_run
+        if run is not None and run.latency_s and case.id in first:
+            intervals.append((first[case.id] - run.latency_s, first[case.id]))
+    return wall_seconds(intervals)
 
 
 def _first_line(text: str, limit: int = 200) -> str:
@@ -112,7 +173,7 @@ def _metric_suite(
         counts["tests"] += 1
         if outcome != "tests":
             counts[outcome] += 1
-    seconds = sum(r.duration_s for r in records.values())
+    seconds = _suite_seconds(list(records.values()))
     _finish(suite, counts, seconds)
     return suite, counts, seconds
 
@@ -146,18 +207,16 @@ def junit_report(result: EvalResult, gates: Sequence[GateResult] = ()) -> ET.Ele
         by_metric.setdefault(record.metric, {})[record.case_id] = record
     case_ids = list(dict.fromkeys([*(c.id for c in result.cases), *(r.case_id for r in result.results)]))
     totals = dict.fromkeys(_COUNTS, 0)
-    total_seconds = 0.0
     for metric in dict.fromkeys([*result.run.metrics, *by_metric]):
-        suite, counts, seconds = _metric_suite(result, metric, by_metric.get(metric, {}), case_ids)
+        suite, counts, _ = _metric_suite(result, metric, by_metric.get(metric, {}), case_ids)
         root.append(suite)
-        total_seconds += seconds
         for key in _COUNTS:
             totals[key] += counts[key]
     suite, counts = _gates_suite(gates)
     root.append(suite)
     for key in _COUNTS:
         totals[key] += counts[key]
-    _finish(root, totals, total_seconds)
+    _finish(root, totals, _run_seconds(result))
     for element in root.iter():  # no secret in a CI artefact (see clineval.redaction)
         if element.text:
             element.text = redact(element.text)
