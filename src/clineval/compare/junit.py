@@ -87,9 +87,9 @@ def _run_seconds(result: EvalResult) -> float:
     for start, record in zip((i[0] for i in intervals), records, strict=True):
         first[record.case_id] = min(start, first.get(record.case_id, start))
     for case in result.cases:
-        run = case.agent_run
-        if run is not None and run.latency_s and case.id in first:
-            intervals.append((first[case.id] - run.latency_s, first[case.id]))
+        agent = case.agent_run
+        if agent is not None and agent.latency_s and case.id in first:
+            intervals.append((first[case.id] - agent.latency_s, first[case.id]))
     return wall_seconds(intervals)
 
 
