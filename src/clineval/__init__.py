@@ -16,8 +16,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from clineval.api import aevaluate, arescore, evaluate, load_run, rescore
     from clineval.datasets import Dataset, load_dataset
+    from clineval.evaltask import EvalTask, EvalTaskResult
     from clineval.judges import Judge, JudgeConfig, JudgeError, ScriptedJudge
     from clineval.metrics import BaseMetric, Metric, MetricSpec, ScoreContext, metric
+    from clineval.metrics.trajectory import (
+        TrajectoryAnyOrderMatch,
+        TrajectoryExactMatch,
+        TrajectoryInOrderMatch,
+        TrajectoryPrecision,
+        TrajectoryRecall,
+        TrajectorySingleToolUse,
+    )
     from clineval.model import AgentRun, Case, GoldFact, Score, ToolCall, Turn
     from clineval.results import EvalResult
     from clineval.suites import PipelineEvaluator, SuiteCase, SuitePipeline, load_suite, run_suite
@@ -31,6 +40,8 @@ _EXPORTS: dict[str, str] = {
     "rescore": "clineval.api",
     "Dataset": "clineval.datasets",
     "load_dataset": "clineval.datasets",
+    "EvalTask": "clineval.evaltask",
+    "EvalTaskResult": "clineval.evaltask",
     "Judge": "clineval.judges",
     "JudgeConfig": "clineval.judges",
     "JudgeError": "clineval.judges",
@@ -40,6 +51,12 @@ _EXPORTS: dict[str, str] = {
     "MetricSpec": "clineval.metrics",
     "ScoreContext": "clineval.metrics",
     "metric": "clineval.metrics",
+    "TrajectoryAnyOrderMatch": "clineval.metrics.trajectory",
+    "TrajectoryExactMatch": "clineval.metrics.trajectory",
+    "TrajectoryInOrderMatch": "clineval.metrics.trajectory",
+    "TrajectoryPrecision": "clineval.metrics.trajectory",
+    "TrajectoryRecall": "clineval.metrics.trajectory",
+    "TrajectorySingleToolUse": "clineval.metrics.trajectory",
     "AgentRun": "clineval.model",
     "Case": "clineval.model",
     "GoldFact": "clineval.model",
@@ -60,6 +77,8 @@ __all__ = [
     "Case",
     "Dataset",
     "EvalResult",
+    "EvalTask",
+    "EvalTaskResult",
     "GoldFact",
     "Judge",
     "JudgeConfig",
@@ -73,6 +92,12 @@ __all__ = [
     "SuiteCase",
     "SuitePipeline",
     "ToolCall",
+    "TrajectoryAnyOrderMatch",
+    "TrajectoryExactMatch",
+    "TrajectoryInOrderMatch",
+    "TrajectoryPrecision",
+    "TrajectoryRecall",
+    "TrajectorySingleToolUse",
     "Turn",
     "aevaluate",
     "arescore",

@@ -85,6 +85,7 @@ FEATURES = (
     "clineval.config",
     "clineval.conversations",
     "clineval.environments",
+    "clineval.evaltask",
     "clineval.review",
     "clineval.suites",
     "clineval.traces",
