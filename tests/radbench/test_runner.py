@@ -87,7 +87,8 @@ def test_summary_and_compare_from_the_cli(oracle_run: tuple[Path, object], tmp_p
     assert compared.returncode == 0, compared.stderr
     line = next(line for line in compared.stdout.splitlines() if line.strip("│ ").startswith("completion"))
     cells = line.replace("│", " ").split()
-    assert cells[1] == "2"  # two records paired
+    # over the 5 solvable conditions, two records paired; the oracle (A) completes all of them
+    assert cells[1:5] == ["5", "solvable", "2", "1.000"]
     # the greedy core (B) is worse than the oracle (A) on both records: 0 wins, 0 ties, 2 losses
     assert cells[-4:-1] == ["0", "0", "2"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +182,18 @@ def _llm_settings(
 @click.option("--records-per-pair", type=click.IntRange(1, 1_000), help=_RECORDS_PER_PAIR_HELP)
 @click.option("--records", "records_file", type=click.Path(dir_okay=False, exists=True), help="Records file.")
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option(
+    "--trials",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 100),
+    help="Run each episode N times (RadA-BenchPlat: 5); tables show per-episode means and the spread.",
+)
+@click.option(
+    "--temperature",
+    type=click.FloatRange(0, 2),
+    help="LLM core: sampling temperature (default: the endpoint's); above 0 for trials that differ.",
+)
 @click.option("--step-limit", default=20, show_default=True, type=click.IntRange(1, 500))
 @click.option("--auto-build", is_flag=True, help="Build a missing tool after a well-specified NoCall.")
 @click.option(
@@ -215,6 +226,8 @@ def run_command(
     records_per_pair: int | None,
     records_file: str | None,
     seed: int,
+    trials: int,
+    temperature: float | None,
     step_limit: int,
     auto_build: bool,
     build_from: str,
@@ -256,9 +269,12 @@ def run_command(
             raise ConfigError("--core llm needs --judge openai:MODEL[@BASE_URL] (or azure[:DEPLOYMENT])")
         if core != "llm" and judge:
             raise ConfigError("--judge applies to --core llm only")
-        if core != "llm" and (backprop or max_revisions is not None):
-            raise ConfigError("--backprop and --max-revisions apply to --core llm only")
+        if core != "llm" and (backprop or max_revisions is not None or temperature is not None):
+            raise ConfigError("--backprop, --max-revisions and --temperature apply to --core llm only")
         _records_per_pair_only(records_per_pair)
+        llm = _llm_settings(judge, mode, self_reflection, few_shot, max_revisions, backprop)
+        if llm is not None and temperature is not None:
+            llm["temperature"] = temperature
         settings = settings_from_options(
             core=core,
             conditions=conditions,
@@ -266,9 +282,10 @@ def run_command(
             n_records=n_records,
             records_file=str(Path(records_file).resolve()) if records_file else None,
             seed=seed,
+            trials=trials,
             step_limit=step_limit,
             auto_build=auto_build,
-            llm=_llm_settings(judge, mode, self_reflection, few_shot, max_revisions, backprop),
+            llm=llm,
             records_per_pair=records_per_pair,
             build_from=build_from,
         )
@@ -288,8 +305,9 @@ def run_command(
             **run_on,
         )
     out.print(render.run_header(result.run))
-    out.print(summary_table(result, ("condition",)))
-    out.print(summary_table(result, ("complexity",)))
+    for grouping in (("condition",), ("complexity",)):
+        for table in summary_tables(result, grouping):
+            out.print(table)
     out.print(
         "[dim]done: task completion; LD: Levenshtein distance of the planned / executed chain to the ground "
         "truth; FDR, TMA: of the executed chain; OTS: optimal tool score; ECR: execution completion; PFSP: "
@@ -431,20 +449,52 @@ def _covers(rows: list[Any], scope: str, auto_build: bool) -> str:
     return text + ", built" if scope == "insufficient" and auto_build else text
 
 
-def summary_table(result: Any, by: tuple[str, ...], metrics: tuple[str, ...] = SUMMARY_METRICS) -> Table:
-    """Means of the key metrics per group. Task completion is over the solvable conditions
-    (and the insufficient ones only with automated tool building); a grouping other than by
-    condition is split by scope, with a column saying which conditions each row covers."""
+def summary_tables(
+    result: Any, by: tuple[str, ...], metrics: tuple[str, ...] = SUMMARY_METRICS
+) -> list[Table]:
+    """The table of means per group (:func:`summary_table`), and for a run of several trials
+    the same table of their spread: the standard deviation over the trials of each mean."""
     from clineval.environments.radbench.stats import report_by, summarise
 
     rows = _report_rows(result)
+    summary = summarise(rows, by=report_by(by), metrics=list(metrics))
+    tables = [summary_table(result, by, metrics, rows=rows, summary=summary)]
+    if max((row.trials for row in summary), default=1) > 1:
+        tables.append(summary_table(result, by, metrics, rows=rows, summary=summary, value="trial_sd"))
+    return tables
+
+
+def summary_table(
+    result: Any,
+    by: tuple[str, ...],
+    metrics: tuple[str, ...] = SUMMARY_METRICS,
+    *,
+    rows: list[Any] | None = None,
+    summary: list[Any] | None = None,
+    value: str = "mean",
+) -> Table:
+    """Means of the key metrics per group (``value="trial_sd"``: their standard deviation
+    over trials). Task completion is over the solvable conditions (and the insufficient
+    ones only with automated tool building); a grouping other than by condition is split
+    by scope, with a column saying which conditions each row covers. With trials, each
+    episode counts once, as the mean of its trials."""
+    from clineval.environments.radbench.stats import report_by, summarise
+
+    rows = _report_rows(result) if rows is None else rows
     auto_build = _auto_build(result)
     grouping = report_by(by)
-    summary = summarise(rows, by=grouping, metrics=list(metrics))
+    if summary is None:
+        summary = summarise(rows, by=grouping, metrics=list(metrics))
     groups: dict[tuple[str, ...], dict[str, Any]] = {}
     for row in summary:
         groups.setdefault(tuple(row.group), {})[row.metric] = row
-    table = Table(title=f"By {' and '.join(by)}", header_style="bold", title_justify="left")
+    trials = max((row.trials for row in summary), default=1)
+    title = f"By {' and '.join(by)}"
+    if value == "trial_sd":
+        title += f": standard deviation over {trials} trials of each mean"
+    elif trials > 1:
+        title += f": means over episodes, each episode the mean of its {trials} trials"
+    table = Table(title=title, header_style="bold", title_justify="left")
     for name in by:
         table.add_column(name, no_wrap=True)
     scoped = "scope" in grouping and "scope" not in by
@@ -458,7 +508,8 @@ def summary_table(result: Any, by: tuple[str, ...], metrics: tuple[str, ...] = S
         cells = []
         for metric in metrics:
             found = groups[group].get(metric)
-            cells.append("–" if found is None or found.mean is None else f"{found.mean:.3f}")
+            shown = None if found is None else getattr(found, value)
+            cells.append("–" if shown is None else f"{shown:.3f}")
         if scoped:
             table.add_row(*group[:-1], _covers(rows, group[-1], auto_build), *cells)
         else:
@@ -479,6 +530,13 @@ def summary_table(result: Any, by: tuple[str, ...], metrics: tuple[str, ...] = S
         table.caption = "; ".join(parts)
         table.caption_justify = "left"
     return table
+
+
+def _mean_sd(mean: float | None, sd: float | None) -> str:
+    """A mean, with the spread over trials when there is one (``0.640 ±0.021``)."""
+    if mean is None:
+        return "–"
+    return f"{mean:.3f}" if sd is None else f"{mean:.3f} ±{sd:.3f}"
 
 
 def _run_label(result: Any) -> str:
@@ -551,7 +609,8 @@ def _runs_side_by_side(
         "signed-rank, ties dropped; p Holm: adjusted over every test of the family's table. Task completion "
         "is over the "
         "solvable conditions (insufficient ones only with --auto-build); UAR, UGR over the insufficient "
-        "ones.[/]"
+        "ones. With trials, an episode is the mean of its trials (n counts episodes; ±: standard deviation "
+        "over the trials of the mean).[/]"
     )
 
 
@@ -580,7 +639,8 @@ def _family_table(by: tuple[str, ...], family: Any, labels: list[str]) -> Table:
                 continue
             ci = "" if cell.ci_low is None else f" [{cell.ci_low:.2f}, {cell.ci_high:.2f}]"
             n = f" n={cell.n}" if len(counts) > 1 else ""
-            cells.append(f"{cell.mean:.3f}{ci}{n}")
+            sd = "" if cell.trial_sd is None else f" ±{cell.trial_sd:.3f}"
+            cells.append(f"{cell.mean:.3f}{ci}{sd}{n}")
         group = list(row.group) if row.group != previous else [""] * len(row.group)
         previous = row.group
         table.add_row(*group, HEADERS.get(row.metric, row.metric), *cells)
@@ -687,7 +747,12 @@ def summary_command(
         write_text_file(json_path, text, "--json")
     out.print(render.run_header(result.run))
     for group in groupings:
-        out.print(summary_table(result, group, chosen))
+        for table in summary_tables(result, group, chosen):
+            out.print(table)
+
+
+#: What ``clineval radbench compare`` compares unless told (-m).
+COMPARE_METRICS = ("completion", "ld_exec_gt", "ld_plan_gt", "ots", "thr", "uar", "ugr")
 
 
 @radbench_group.command(name="compare")
@@ -697,43 +762,87 @@ def summary_command(
 @store_option
 @friendly
 def compare_command(run_a: str, run_b: str, metrics: tuple[str, ...], store_path: str) -> None:
-    """Two cores (or prompting strategies) per record: wins, ties, losses and a Wilcoxon signed-rank test."""
-    from clineval.environments.radbench.runner import metric_rows
-    from clineval.environments.radbench.stats import compare_cores
+    """Two cores (or prompting strategies) per record: wins, ties, losses and a Wilcoxon signed-rank test.
+
+    The same rows as 'summary': task completion over the solvable conditions (the
+    insufficient ones only with --auto-build), UAR and UGR over the insufficient ones;
+    repeated trials averaged per episode before the records are paired."""
+    from clineval.environments.radbench.metrics import METRICS_BY_NAME
+    from clineval.environments.radbench.runner import bench_settings_of
+    from clineval.environments.radbench.stats import compare_cores, run_rows
 
     _require_store(store_path)
-    a = api.load_run(run_a, store=store_path)
-    b = api.load_run(run_b, store=store_path)
-    rows_a, rows_b = metric_rows(a), metric_rows(b)
+    for name in metrics:
+        if name not in METRICS_BY_NAME:
+            raise ConfigError(
+                f"--metric {name!r}: not a benchmark metric; use one of {', '.join(METRICS_BY_NAME)}"
+            )
+    results = []
+    for ref in (run_a, run_b):
+        result = api.load_run(ref, store=store_path)
+        settings = bench_settings_of(result.run.config)
+        if settings is None:
+            raise ConfigError(
+                f"run {result.run.id} ({ref!r}) is not a radbench run; make one with 'clineval radbench run'"
+            )
+        results.append((result, settings))
+    (a, settings_a), (b, settings_b) = results
+    rows_a, rows_b = run_rows(a), run_rows(b)
+    if not rows_a or not rows_b:
+        empty = a if not rows_a else b
+        raise ConfigError(f"run {empty.run.id} has no benchmark results")
+    if (settings_a.seed, settings_a.records_file) != (settings_b.seed, settings_b.records_file):
+        err.print(
+            "[yellow]note:[/] the runs were made with different seeds or record files; records are paired "
+            "by record id, which then may name different records"
+        )
     table = Table(
         title=f"B ({b.run.id}) vs A ({a.run.id}), per record", header_style="bold", title_justify="left"
     )
-    for column in ("metric", "records", "A", "B", "Δ [95% CI]", "wins", "ties", "losses", "Wilcoxon p"):
-        table.add_column(column, justify="left" if column == "metric" else "right")
-    for metric in metrics or ("completion", "ld_exec_gt", "ld_plan_gt", "ots", "thr", "uar", "ugr"):
+    columns = ("metric", "over", "records", "A", "B", "Δ [95% CI]", "wins", "ties", "losses", "Wilcoxon p")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("metric", "over") else "right")
+    for metric in dict.fromkeys(metrics) or COMPARE_METRICS:
         comparison = compare_cores(rows_a, rows_b, metric)
-        table.add_row(*_comparison_cells(metric, comparison))
+        table.add_row(*_comparison_cells(metric, comparison, _over(rows_a + rows_b, metric)))
     out.print(table)
-    out.print(
-        "[dim]wins: records where B is better than A (lower is better for distances and FDR); "
-        "Wilcoxon signed-rank over per-record means.[/]"
+    trials = {settings_a.trials, settings_b.trials}
+    spread = (
+        f" A ran {settings_a.trials} trial(s), B {settings_b.trials}: each episode is the mean of its "
+        "trials; ±: standard deviation over the trials of the run's mean."
+        if trials != {1}
+        else ""
     )
-    if not rows_a or not rows_b:
-        err.print("one of the runs has no benchmark results")
-        sys.exit(2)
+    out.print(
+        "[dim]over: the conditions the metric is averaged over (task completion over the solvable ones, "
+        "the insufficient ones only with --auto-build; UAR, UGR over the insufficient ones), as in "
+        "'clineval radbench summary'. records: records both runs have a value for; A, B: means over them "
+        "of each record's mean. wins: records where B is better than A (lower is better for distances "
+        f"and FDR); Wilcoxon signed-rank over the per-record means, ties dropped.{spread}[/]"
+    )
 
 
-def _comparison_cells(metric: str, c: Any) -> list[str]:
-    def fmt(v: float | None) -> str:
-        return "–" if v is None else f"{v:.3f}"
+def _over(rows: list[Any], metric: str) -> str:
+    """Which conditions a metric is averaged over: ``5 solvable``, ``3 insufficient``, or both."""
+    from clineval.environments.radbench.stats import scope_of
 
+    found: dict[str, set[str]] = {"solvable": set(), "insufficient": set()}
+    for meta, values in rows:
+        if values.get(metric) is not None:
+            found[scope_of(meta.get("condition"))].add(str(meta.get("condition")))
+    parts = [f"{len(names)} {scope}" for scope, names in found.items() if names]
+    return " + ".join(parts) or "–"
+
+
+def _comparison_cells(metric: str, c: Any, over: str) -> list[str]:
     ci = "" if c.ci_low is None else f" [{c.ci_low:+.3f}, {c.ci_high:+.3f}]"
     delta = "–" if c.mean_difference is None else f"{c.mean_difference:+.3f}{ci}"
     return [
         metric,
+        over,
         str(c.n_records),
-        fmt(c.mean_a),
-        fmt(c.mean_b),
+        _mean_sd(c.mean_a, c.sd_a),
+        _mean_sd(c.mean_b, c.sd_b),
         delta,
         str(c.wins),
         str(c.ties),

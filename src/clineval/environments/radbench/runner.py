@@ -1,4 +1,5 @@
-"""Running the benchmark as an ordinary clineval run: one case per (record, task, condition).
+"""Running the benchmark as an ordinary clineval run: one case per (record, task, condition)
+and trial.
 
 Each case's "agent" is an episode: the tool set of the case's condition is built
 (seeded), the agent core plans, calls tools one at a time in the simulator and
@@ -9,7 +10,17 @@ reads the trace: its value is task completion and its sub-scores are every metri
 resumable and shown like any other; ``clineval radbench summary`` tabulates it per
 condition and complexity.
 
-The settings (core, conditions, tasks, records, seed, step limit, automated tool
+**Trials.** With ``trials=N`` (``clineval radbench run --trials N``; RadA-BenchPlat repeats
+each experiment five times) every episode -- the same record, question and tool set -- is
+run N times, each trial a case of its own: ``record/task/condition/t1`` .. ``/tN``, with
+the trial number in the case's metadata (``trial``). A run of one trial keeps the case id
+``record/task/condition`` and no ``trial`` field, as every run made before trials existed,
+so stored runs show, compare and resume as they did. Trial 1 runs exactly as a one-trial
+run (the same core seed); trial k > 1 gives the seeded reference cores their own seed
+(an LLM core differs between trials by sampling: give it a temperature above 0). The
+tables average each episode's trials first (:func:`~clineval.environments.radbench.stats.episode_means`).
+
+The settings (core, conditions, tasks, records, seed, trials, step limit, automated tool
 building, prompt versions) are stored with the run, so that it can be resumed and
 reproduced: the same settings give the same records, questions, tool sets and, for the
 reference cores, the same episodes.
@@ -62,6 +73,9 @@ class BenchSettings(BaseModel):
     then not used. None: the default set of ``n_records`` records."""
     records_file: str | None = None
     seed: int = 0
+    trials: int = Field(default=1, ge=1, le=100)
+    """How often each episode (record, task, condition) is run; 1: once, as before trials
+    existed (case ids without a trial)."""
     step_limit: int = Field(default=20, ge=1, le=500)
     auto_build: bool = False
     build_from: BuildFrom = "fields"
@@ -103,6 +117,21 @@ def episode_seed(seed: int, *parts: str) -> int:
     return int.from_bytes(digest, "big") >> 1
 
 
+def trial_case_id(episode: str, trial: int, trials: int) -> str:
+    """The case id of one trial of an episode (``record/task/condition``): the episode's own
+    id for a one-trial run, ``.../tK`` otherwise."""
+    return episode if trials == 1 else f"{episode}/t{trial}"
+
+
+def trial_of(metadata: dict[str, Any]) -> int:
+    """The trial number a case's metadata records (1 for a case of a one-trial run)."""
+    value = metadata.get("trial", 1)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"case metadata 'trial': expected a whole number, got {value!r}") from None
+
+
 class Bench:
     """The records, questions and cores of one benchmark run."""
 
@@ -142,23 +171,26 @@ class Bench:
                 spec = task(key)
                 pair = self.qa[record.id][key]
                 for condition in self.settings.conditions:
-                    cases.append(
-                        Case(
-                            id=f"{record.id}/{key}/{condition}",
-                            input=pair.question,
-                            reference=pair.answer,
-                            metadata={
-                                "record_id": record.id,
-                                "task": key,
-                                "task_name": spec.name,
-                                "complexity": spec.complexity,
-                                "condition": condition,
-                                "anatomy": record.anatomy,
-                                "modality": record.modality,
-                                "pair": f"{record.anatomy} {record.modality}",
-                            },
+                    metadata: dict[str, Any] = {
+                        "record_id": record.id,
+                        "task": key,
+                        "task_name": spec.name,
+                        "complexity": spec.complexity,
+                        "condition": condition,
+                        "anatomy": record.anatomy,
+                        "modality": record.modality,
+                        "pair": f"{record.anatomy} {record.modality}",
+                    }
+                    trials = self.settings.trials
+                    for trial in range(1, trials + 1):
+                        cases.append(
+                            Case(
+                                id=trial_case_id(f"{record.id}/{key}/{condition}", trial, trials),
+                                input=pair.question,
+                                reference=pair.answer,
+                                metadata=metadata if trials == 1 else {**metadata, "trial": trial},
+                            )
                         )
-                    )
         return cases
 
     def core(self, seed: int) -> Core:
@@ -184,7 +216,9 @@ class Bench:
         key = str(meta["task"])
         condition = str(meta["condition"])
         tool_set = build_tool_set(condition, record, key, seed=self.settings.seed)  # type: ignore[arg-type]
-        core = self.core(episode_seed(self.settings.seed, record.id, key, condition, "core"))
+        trial = trial_of(meta)
+        parts = (record.id, key, condition, "core") + (() if trial == 1 else (f"trial {trial}",))
+        core = self.core(episode_seed(self.settings.seed, *parts))
         episode = await run_episode(
             core,
             record,
@@ -271,6 +305,7 @@ def run_config(settings: BenchSettings, *, name: str | None, tags: dict[str, str
             "environment": ENVIRONMENT,
             "core": settings.core,
             "seed": str(settings.seed),
+            **({"trials": str(settings.trials)} if settings.trials > 1 else {}),
             "conditions": ",".join(settings.conditions)
             if len(settings.conditions) < len(CONDITIONS)
             else "all",
@@ -326,10 +361,11 @@ async def arun_bench(
     config = run_config(settings, name=name, tags=dict(tags or {}), store=store)
     cases = bench.cases()
     source = settings.records_file or f"generated records (seed {settings.seed})"
+    trials = f" x {settings.trials} trials" if settings.trials > 1 else ""
     dataset = Dataset(
         cases=cases,
         source=f"radbench: {len(bench.records)} records x {len(settings.tasks)} tasks x "
-        f"{len(settings.conditions)} conditions from {source}",
+        f"{len(settings.conditions)} conditions{trials} from {source}",
     )
     return await aevaluate(
         dataset,
@@ -404,7 +440,10 @@ async def optimise(
 
 
 def metric_rows(result: EvalResult) -> list[tuple[dict[str, str], dict[str, float | None]]]:
-    """Per case: its metadata (record, task, complexity, condition) and its benchmark metrics."""
+    """Per case: its metadata (record, task, complexity, condition, and the trial in a run of
+    several) and its benchmark metrics, exactly as stored: one row per trial, task completion
+    0 on an insufficient tool set. The tables use
+    :func:`~clineval.environments.radbench.stats.run_rows` instead."""
     meta = {c.id: c.metadata for c in result.cases}
     rows = []
     for record in result.results:
@@ -430,6 +469,7 @@ def settings_from_options(
     llm: dict[str, Any] | None,
     records_per_pair: int | None = None,
     build_from: str = "fields",
+    trials: int = 1,
 ) -> BenchSettings:
     """Command-line options as settings; a clear error for a bad value."""
     data: dict[str, Any] = {
@@ -439,6 +479,7 @@ def settings_from_options(
         "records_per_pair": records_per_pair,
         "records_file": records_file,
         "seed": seed,
+        "trials": trials,
         "step_limit": step_limit,
         "auto_build": auto_build,
         "llm": llm,

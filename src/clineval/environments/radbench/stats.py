@@ -28,17 +28,33 @@ whose differences have distinct magnitudes, an exhaustive permutation p-value fo
 13 records with repeated magnitudes, and the tie-corrected normal approximation
 otherwise. The p-value is ``None`` with fewer than two non-tied records.
 
+Repeated trials (``BenchSettings(trials=N)``, ``clineval radbench run --trials N``):
+
+* :func:`episode_means` -- one row per episode: the rows of its trials (metadata
+  ``trial``) averaged metric by metric over the trials where the metric applies.
+  :func:`summarise`, :func:`compare_cores` and :func:`compare_runs` start from these
+  means, so an episode counts once whatever its trials: n is episodes, a bootstrap
+  resamples episodes, and the paired tests pair per-episode (or per-record) means.
+* The spread over trials (:class:`TrialSpread`, in :class:`SummaryRow` and the
+  comparisons): ``trial_sd``, the sample standard deviation over trials of the group's
+  mean (trial k's mean over its episodes: "mean ± SD over N trials"), and ``episode_sd``,
+  the mean over episodes of each episode's standard deviation over its trials (how much
+  one core disagrees with itself on the same episode). Both need two trials or more.
+
 Reporting as RadA-BenchPlat does:
 
 * :func:`reporting_rows` -- the rows of one run ready for its tables: each gets a
   ``scope`` (``"solvable"`` or ``"insufficient"``, from its condition) and a
-  ``case_id`` (``record/task/condition``, the stored case's id). Task completion is kept
+  ``case_id`` (``record/task/condition``: the episode, the stored case's id without its
+  trial). Task completion is kept
   on insufficient tool sets only for a run with automated tool building: RadA-BenchPlat
   reports task completion over the solvable conditions and unsolvability awareness and
   grounding (UAR, UGR) over the insufficient ones, and a task completed on an
   insufficient set is its automated tool building result. Any grouping other than by
   condition is split by scope (:func:`report_by`), so that "by complexity" says
-  which conditions each row covers instead of mixing them.
+  which conditions each row covers instead of mixing them. This is the one definition
+  of what a table averages: ``clineval radbench summary``, ``clineval radbench compare``,
+  the viewer and the HTML report all read :func:`run_rows`.
 * :func:`compare_runs` -- several cores (or prompting strategies) side by side, one
   table per capability family (:data:`FAMILIES`): per group and metric, each run's
   mean with its 95 % bootstrap interval, and for every pair of runs the Wilcoxon
@@ -91,6 +107,21 @@ _ORDER: dict[str, int] = (
 )
 
 
+class TrialSpread(BaseModel):
+    """How one metric spreads over repeated trials (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trials: int
+    """The most trials any episode has."""
+    trial_sd: float | None = None
+    """Sample standard deviation over trials of the mean (None with fewer than two trials
+    with a value)."""
+    episode_sd: float | None = None
+    """Mean over episodes of the sample standard deviation of each episode's trials (None
+    when no episode has two trials with a value)."""
+
+
 class SummaryRow(BaseModel):
     """One metric within one group."""
 
@@ -110,6 +141,12 @@ class SummaryRow(BaseModel):
     ci_high: float | None = None
     higher_is_better: bool | None = None
     """The metric's direction (None for a metric this module does not know)."""
+    trials: int = 1
+    """Trials per episode (the most any episode of the group has)."""
+    trial_sd: float | None = None
+    """With trials: the standard deviation over trials of the group's mean."""
+    episode_sd: float | None = None
+    """With trials: the mean over episodes of each episode's standard deviation over trials."""
 
 
 class PairedRecord(BaseModel):
@@ -154,6 +191,12 @@ class CoreComparison(BaseModel):
     p_value: float | None = None
     zero_method: Literal["wilcox"] = "wilcox"
     records: list[PairedRecord] = []
+    trials_a: int = 1
+    """Trials per episode in run A."""
+    trials_b: int = 1
+    sd_a: float | None = None
+    """With trials: the standard deviation over A's trials of its mean over the paired records."""
+    sd_b: float | None = None
 
 
 def rows_from_episodes(episodes: Iterable[Episode]) -> list[Row]:
@@ -196,6 +239,79 @@ def _applicable(values: Mapping[str, float | None], metric: str) -> float | None
     return float(value)
 
 
+def _trial(meta: Mapping[str, object]) -> int | None:
+    value = meta.get("trial")
+    return None if value is None else int(str(value))
+
+
+def episode_means(rows: Iterable[Row]) -> list[Row]:
+    """One row per episode: the rows of one episode's trials (same :func:`case_key`, each
+    with a ``trial`` in its metadata) averaged metric by metric over the trials where the
+    metric applies (``None`` where it applies to none). The metadata is the first trial's
+    without ``trial``, plus ``trials`` (how many were averaged). Rows without a trial (a
+    one-trial run, episodes in memory) are kept as they are; the order is the first trial's."""
+    out: list[Row | list[Row]] = []
+    index: dict[str, int] = {}
+    for row in rows:
+        meta = row[0]
+        key = case_key(meta) if _trial(meta) is not None else None
+        if key is None:
+            out.append(row)
+            continue
+        if key not in index:
+            index[key] = len(out)
+            out.append([])
+        bucket = out[index[key]]
+        assert isinstance(bucket, list)
+        bucket.append(row)
+    result: list[Row] = []
+    for item in out:
+        if not isinstance(item, list):
+            result.append(item)
+            continue
+        meta = {k: v for k, v in item[0][0].items() if k != "trial"}
+        meta["trials"] = len(item)
+        names = dict.fromkeys(name for _, values in item for name in values)
+        means: dict[str, float | None] = {}
+        for name in names:
+            data = [v for v in (_applicable(values, name) for _, values in item) if v is not None]
+            means[name] = float(np.mean(data)) if data else None
+        result.append((meta, means))
+    return result
+
+
+def _sd(values: Sequence[float]) -> float | None:
+    return float(np.std(values, ddof=1)) if len(values) >= 2 else None
+
+
+def trial_spread(rows: Iterable[Row], metric: str) -> TrialSpread:
+    """How ``metric`` spreads over the trials of ``rows`` (one group's rows, one per trial;
+    see the module docstring). Rows without a trial count as one trial."""
+    by_trial: dict[int, list[float]] = defaultdict(list)
+    by_episode: dict[str, list[float]] = defaultdict(list)
+    most = 1
+    counts: dict[str, int] = defaultdict(int)
+    for meta, values in rows:
+        trial = _trial(meta)
+        key = case_key(meta)
+        if trial is not None and key is not None:
+            counts[key] += 1
+            most = max(most, counts[key])
+        value = _applicable(values, metric)
+        if value is None:
+            continue
+        by_trial[1 if trial is None else trial].append(value)
+        if trial is not None and key is not None:
+            by_episode[key].append(value)
+    trial_means = [float(np.mean(v)) for v in by_trial.values()]
+    episode_sds = [sd for sd in (_sd(v) for v in by_episode.values()) if sd is not None]
+    return TrialSpread(
+        trials=most,
+        trial_sd=_sd(trial_means) if most > 1 else None,
+        episode_sd=float(np.mean(episode_sds)) if episode_sds else None,
+    )
+
+
 def summarise(
     rows: Iterable[Row], by: Sequence[str] = ("condition",), metrics: Sequence[str] | None = None
 ) -> list[SummaryRow]:
@@ -205,20 +321,26 @@ def summarise(
     then any other name the rows carry. Groups come in a natural order (conditions, then
     complexity, then tasks as the benchmark lists them; other values alphabetically), and
     within a group the metrics in the order asked. ``by=()`` gives one overall group.
+
+    Rows of repeated trials are first averaged per episode (:func:`episode_means`): n,
+    mean and interval are over episodes, and ``trials``, ``trial_sd``, ``episode_sd`` say
+    how the trials spread (:func:`trial_spread`).
     """
     rows = list(rows)
     by = tuple(by)
     names = _metric_names(rows, metrics)
-    groups: dict[tuple[str, ...], list[Mapping[str, float | None]]] = defaultdict(list)
-    for meta, values in rows:
-        groups[tuple(_label(meta, field) for field in by)].append(values)
+    groups: dict[tuple[str, ...], list[Row]] = defaultdict(list)
+    for row in rows:
+        groups[tuple(_label(row[0], field) for field in by)].append(row)
     out: list[SummaryRow] = []
     for group in sorted(groups, key=_group_key):
-        members = groups[group]
+        trial_rows = groups[group]
+        members = [values for _, values in episode_means(trial_rows)]
         for name in names:
             data = [v for v in (_applicable(values, name) for values in members) if v is not None]
             ci = bootstrap_ci(data)
             info = METRICS_BY_NAME.get(name)
+            spread = trial_spread(trial_rows, name)
             out.append(
                 SummaryRow(
                     by=by,
@@ -230,6 +352,9 @@ def summarise(
                     ci_low=ci[0] if ci else None,
                     ci_high=ci[1] if ci else None,
                     higher_is_better=None if info is None else info.higher_is_better,
+                    trials=spread.trials,
+                    trial_sd=spread.trial_sd,
+                    episode_sd=spread.episode_sd,
                 )
             )
     return out
@@ -274,6 +399,22 @@ def _per_record(rows: Iterable[Row], metric: str, by: str) -> dict[str, list[flo
     return values
 
 
+def _trial_sd_of_mean(rows: Sequence[Row], metric: str, by: str, keys: set[str]) -> float | None:
+    """The standard deviation over trials of the mean over ``keys`` of the per-key means
+    (None for rows without trials or with fewer than two trials)."""
+    per_trial: dict[int, list[Row]] = defaultdict(list)
+    for row in rows:
+        trial = _trial(row[0])
+        if trial is not None:
+            per_trial[trial].append(row)
+    means = []
+    for members in per_trial.values():
+        per_key = {k: v for k, v in _per_record(members, metric, by).items() if k in keys}
+        if per_key:
+            means.append(float(np.mean([np.mean(v) for v in per_key.values()])))
+    return _sd(means)
+
+
 def compare_cores(
     rows_a: Iterable[Row],
     rows_b: Iterable[Row],
@@ -284,8 +425,11 @@ def compare_cores(
 ) -> CoreComparison:
     """B against A on ``metric``, per value of ``by`` (a record: RadA-BenchPlat compares per patient).
 
-    Each core's values of a record are averaged (over its tasks, conditions and repeats in
-    the rows); only records where both cores have an applicable value are paired. Wins are
+    Repeated trials are averaged per episode first (:func:`episode_means`), then each
+    core's episode means of a record are averaged (over its tasks and conditions); only
+    records where both cores have an applicable value are paired. With trials, ``sd_a``
+    and ``sd_b`` give the standard deviation over each run's trials of its mean over the
+    paired records. Wins are
     records where B is better than A, in the metric's direction (from
     :data:`~clineval.environments.radbench.metrics.METRICS`; ``higher_is_better`` overrides
     it and is needed for a metric this module does not know, else higher is better).
@@ -293,6 +437,8 @@ def compare_cores(
     if higher_is_better is None:
         info = METRICS_BY_NAME.get(metric)
         higher_is_better = True if info is None else info.higher_is_better
+    trial_rows_a, trial_rows_b = list(rows_a), list(rows_b)
+    rows_a, rows_b = episode_means(trial_rows_a), episode_means(trial_rows_b)
     per_a, per_b = _per_record(rows_a, metric, by), _per_record(rows_b, metric, by)
     keys = sorted(set(per_a) & set(per_b), key=lambda k: (_ORDER.get(k, len(_ORDER)), k))
     comparison = CoreComparison(
@@ -302,9 +448,13 @@ def compare_cores(
         n_records=len(keys),
         only_a=len(set(per_a) - set(per_b)),
         only_b=len(set(per_b) - set(per_a)),
+        trials_a=trial_spread(trial_rows_a, metric).trials,
+        trials_b=trial_spread(trial_rows_b, metric).trials,
     )
     if not keys:
         return comparison
+    comparison.sd_a = _trial_sd_of_mean(trial_rows_a, metric, by, set(keys))
+    comparison.sd_b = _trial_sd_of_mean(trial_rows_b, metric, by, set(keys))
     records = [
         PairedRecord(
             key=k,
@@ -417,6 +567,9 @@ class RunStat(BaseModel):
     mean: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    trials: int = 1
+    trial_sd: float | None = None
+    """With trials: the standard deviation over the run's trials of its mean."""
 
 
 class FamilyRow(BaseModel):
@@ -439,7 +592,7 @@ class PairTest(BaseModel):
     a: str
     b: str
     n_pairs: int
-    """Episodes with an applicable value in both runs."""
+    """Episodes with an applicable value in both runs (each the mean of its trials)."""
     only_a: int
     only_b: int
     mean_difference: float | None = None
@@ -545,7 +698,15 @@ def compare_runs(
                     cells.append(
                         RunStat(run=label, n=0)
                         if r is None
-                        else RunStat(run=label, n=r.n, mean=r.mean, ci_low=r.ci_low, ci_high=r.ci_high)
+                        else RunStat(
+                            run=label,
+                            n=r.n,
+                            mean=r.mean,
+                            ci_low=r.ci_low,
+                            ci_high=r.ci_high,
+                            trials=r.trials,
+                            trial_sd=r.trial_sd,
+                        )
                     )
                 table.rows.append(FamilyRow(group=group, metric=metric, runs=cells))
                 for i in range(len(labels)):
