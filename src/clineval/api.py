@@ -518,6 +518,8 @@ async def _resume(
         config.executor = executor
     if _given(ray_address):
         config.ray_address = ray_address
+    if config.repeats > 1 and config.executor != "local":
+        raise ConfigError(f"run {record.id} has repeats: {config.repeats}, which run in this process only")
     _connect_executor(config)
     # What a resumed run used is what its record says.
     record.config["judge"] = with_placeholders(config.judge.model_dump(mode="json"), config.from_environment)
