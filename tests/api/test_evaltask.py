@@ -317,3 +317,19 @@ def test_a_queryable_runnable_and_its_intermediate_steps(in_tmp: Path) -> None:
     result = EvalTask(dataset=frame, metrics=["trajectory_exact_match"]).evaluate(runnable=Queryable())
     assert result.metrics_table["predicted_trajectory"][0] == [LOOKUP_4]
     assert result.summary_metrics["trajectory_exact_match/mean"] == 1.0
+
+
+def test_the_example_of_docs_vertex_md_prints_what_the_page_shows(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "vertex.md").read_text(encoding="utf-8")
+    code = page.split("```python\n")[2].split("```")[0]  # the first block is the import lines
+    shown = page.split("prints (latencies vary):\n\n```\n")[1].split("```")[0].splitlines()
+    exec(compile(code, "docs/vertex.md", "exec"), {"__name__": "vertex_example"})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[1:] == shown[1:]  # the columns and the table, exactly
+    summary, expected = eval(printed[0]), eval(shown[0])  # dict reprs
+    assert list(summary) == list(expected)
+    for key, value in expected.items():
+        if not key.startswith("latency_in_seconds/"):
+            assert summary[key] == pytest.approx(value), key
