@@ -242,3 +242,64 @@ def test_junit_times_of_a_suite_run_are_wall_times(tmp_path: Path) -> None:
     assert len(durations) == 4 and sum(durations) >= 1.19  # what the report used to give
     assert 0.29 <= float(check.get("time", "0")) < 0.9
     assert 0.59 <= float(root.get("time", "0")) < 1.1
+
+
+def _given_suite(folder: Path, answer: str) -> Path:
+    path = folder / f"given-{answer}.yaml"
+    path.write_text(
+        "s:\n  description: d\n  pipeline: {class: 'clineval.suites:SuitePipeline'}\n"
+        "  evaluators: [{name: E, class: 'clineval.suites.evaluators:ExactMatch'}]\n  cases: [s.1, s.2]\n"
+        f"s.1:\n  metrics: [E]\n  evaluations: [{{query: a, ground_truth: 'yes', response: '{answer}'}}]\n"
+        "s.2:\n  metrics: [E]\n  evaluations: [{query: a, ground_truth: 'no', response: 'no'}]\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_runs_are_named_in_every_command_and_export_json(tmp_path: Path) -> None:
+    """show/compare/export take a run's name; a name two runs share is an error listing both
+    ids; ids, prefixes and latest keep working; export --format json is one document."""
+    import json
+
+    from clineval.results.export import export_run, jsonl_records
+    from clineval.results.stored import StoredResult
+    from clineval.store.sqlite import RunStore
+    from clineval.suites import run_suite
+
+    store = tmp_path / "r.db"
+    base = run_suite(_given_suite(tmp_path, "yes"), store=store, name="baseline", progress=False)
+    new = run_suite(_given_suite(tmp_path, "nope"), store=store, name="candidate", progress=False)
+    twins = [
+        run_suite(_given_suite(tmp_path, "yes"), store=store, name="twin", progress=False).result.run.id
+        for _ in range(2)
+    ]
+    runs = RunStore(store)
+    assert runs.get_run("baseline").id == base.result.run.id
+    assert runs.get_run(new.result.run.id[:-1]).id == new.result.run.id  # a prefix
+    assert runs.get_run("latest").id == twins[1]
+    cli_env = {**env(), "COLUMNS": "300"}
+    shown = clineval("show", "candidate", "--store", str(store), cwd=tmp_path, env=cli_env)
+    assert shown.returncode == 0 and new.result.run.id in shown.stdout, shown.stderr
+    twin = clineval("show", "twin", "--store", str(store), cwd=tmp_path, env=cli_env)
+    assert twin.returncode != 0 and "Traceback" not in twin.stderr
+    assert "2 runs are named 'twin': " in twin.stderr and all(t in twin.stderr for t in twins)
+    compared = clineval("compare", "baseline", "candidate", "--store", str(store), cwd=tmp_path, env=cli_env)
+    assert compared.returncode == 0, compared.stderr
+    assert base.result.run.id in compared.stdout and new.result.run.id in compared.stdout
+    exported = clineval(
+        "export", "baseline", "--format", "json", "-o", "-", "--store", str(store), cwd=tmp_path, env=cli_env
+    )
+    assert exported.returncode == 0, exported.stderr
+    document = json.loads(exported.stdout)
+    assert document["run"]["id"] == base.result.run.id and document["run"]["name"] == "baseline"
+    means = {row["metric"]: row["mean"] for row in document["aggregates"] if row["group"] is None}
+    assert means == {"E": 1.0}
+    assert [row["case"]["id"] for row in document["cases"]] == ["s.1", "s.2"]
+    assert document["cases"][0]["scores"]["E"]["value"] == 1.0
+    # streamed from the store (clineval export) or from memory: the same document
+    streamed = tmp_path / "streamed.json"
+    export_run(StoredResult(runs.get_run("candidate"), str(store)), "json", streamed)
+    in_memory = tmp_path / "memory.json"
+    export_run(new.result, "json", in_memory)
+    assert json.loads(streamed.read_text()) == json.loads(in_memory.read_text())
+    assert json.loads(in_memory.read_text())["cases"] == jsonl_records(new.result)

@@ -663,10 +663,11 @@ def show(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["jsonl", "csv", "long-csv", "trials-csv"]),
+    type=click.Choice(["jsonl", "json", "csv", "long-csv", "trials-csv"]),
     default="jsonl",
     show_default=True,
-    help="jsonl: one case per line with all scores; csv: one row per case; "
+    help="jsonl: one case per line with all scores; json: one document with the run record, "
+    "the aggregates and the cases; csv: one row per case; "
     "long-csv: one row per (case, metric); trials-csv (runs with --repeats): one row per "
     "(case, trial, metric).",
 )
@@ -686,7 +687,7 @@ def export_cmd(run_ref: str, fmt: str, out_path: str | None, store_path: str) ->
 
     _require_store(store_path)
     result = api.load_run(run_ref, store=store_path, lazy=True)
-    ext = "jsonl" if fmt == "jsonl" else "csv"
+    ext = fmt if fmt in ("jsonl", "json") else "csv"
     if fmt == "trials-csv" and result.repeats == 1:
         raise ConfigError(f"run {result.run.id} has no repeated trials (--repeats); use --format long-csv")
     target = out_path or f"{result.run.id}.{ext}"

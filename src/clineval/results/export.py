@@ -1,4 +1,6 @@
-"""Export a run: JSONL (one case per line with its output and every score), or CSV tables.
+"""Export a run: JSONL (one case per line with its output and every score), one JSON
+document (``{"run", "aggregates", "cases"}``: the run record, the aggregate rows and the
+JSONL's case rows), or CSV tables.
 
 A :class:`~clineval.results.stored.StoredResult` (``clineval export``) is written as it is
 read from the store, a chunk of cases at a time, in bounded memory; the file is the same
@@ -57,8 +59,20 @@ def _jsonl_row(run_id: str, case: Case, scores: dict[str, Any]) -> dict[str, Any
     return {"run_id": run_id, "case": case.model_dump(mode="json", exclude_none=True), "scores": scores}
 
 
+def _write_json(result: EvalResult, rows: Iterator[dict[str, Any]], handle: IO[str]) -> None:
+    """One JSON document, written a case at a time: ``{"run": ..., "aggregates": [...],
+    "cases": [...]}`` (secrets masked, as everywhere)."""
+    masker = Masker()
+    handle.write('{"run": ' + masker.dumps(result.run.model_dump(mode="json")))
+    aggregates = [row.model_dump(mode="json") for row in result.aggregate()]
+    handle.write(',\n"aggregates": ' + masker.dumps(aggregates) + ',\n"cases": [')
+    for i, row in enumerate(rows):
+        handle.write(("," if i else "") + "\n" + masker.dumps(row))
+    handle.write("\n]}\n")
+
+
 def export_run(result: EvalResult, fmt: str, target: Path | IO[str]) -> None:
-    """Write ``fmt`` (``jsonl``, ``csv``, ``long-csv`` or, for a run with repeats, ``trials-csv``)
+    """Write ``fmt`` (``jsonl``, ``json``, ``csv``, ``long-csv`` or, for a run with repeats, ``trials-csv``)
     to a path or an open text stream.
 
     A path that cannot be written raises :class:`OSError` (the CLI turns it into one line);
@@ -87,6 +101,8 @@ def _write(result: EvalResult, fmt: str, handle: IO[str]) -> None:
     if fmt == "jsonl":
         for row in jsonl_records(result):
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    elif fmt == "json":
+        _write_json(result, iter(jsonl_records(result)), handle)
     elif fmt == "csv":
         _masked(result.to_pandas()).to_csv(handle, index=False)
     elif fmt == "long-csv":
@@ -111,6 +127,10 @@ def _write_streamed(result: StoredResult, fmt: str, handle: IO[str]) -> None:
         masker = Masker()
         for case, results in result.iter_cases():
             handle.write(masker.dumps(_jsonl_row(result.run.id, case, _scores(results))) + "\n")
+        return
+    if fmt == "json":
+        rows = (_jsonl_row(result.run.id, case, _scores(found)) for case, found in result.iter_cases())
+        _write_json(result, rows, handle)
         return
     if fmt == "csv":
         with result._store() as store:

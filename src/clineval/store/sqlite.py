@@ -605,7 +605,10 @@ class RunStore:
         return record
 
     def get_run(self, ref: str) -> RunRecord:
-        """A run by id, unique id prefix, ``latest`` or ``latest~N``."""
+        """A run by id, ``latest`` or ``latest~N``, name, or unique id prefix (in that order).
+
+        The one way every command finds a run. A name that several runs have is an error
+        listing them with their ids (name runs apart with ``--name``, or give an id)."""
         with self._lock:
             if ref == "latest" or ref.startswith("latest~"):
                 back = int(ref.partition("~")[2] or 0)
@@ -622,6 +625,22 @@ class RunStore:
         exact = [r for r in rows if r[0] == ref]
         if exact:
             return RunRecord.model_validate_json(exact[0][1])
+        with self._lock:
+            named = self._conn.execute(
+                "SELECT id, created_at FROM runs WHERE json_extract(record, '$.name') = ? "
+                "ORDER BY created_at",
+                (ref,),
+            ).fetchall()
+        if len(named) == 1:
+            return self.get_run(str(named[0][0]))
+        if named:
+            listed = ", ".join(
+                f"{run_id} ({time.strftime('%Y-%m-%d %H:%M', time.localtime(created))})"
+                for run_id, created in named[-10:]
+            )
+            raise StoreError(
+                f"{len(named)} runs are named {ref!r}: {listed}; give a run id (or a unique prefix of one)"
+            )
         if len(rows) == 1:
             return RunRecord.model_validate_json(rows[0][1])
         if not rows:
