@@ -58,6 +58,7 @@ from clineval.viewer.data import (
     ViewerData,
     judge_label,
 )
+from clineval.viewer.diff import DiffRow, diff_rows, keyed_fields, outline
 from clineval.viewer.report import fmt_p, when
 
 if TYPE_CHECKING:
@@ -107,6 +108,20 @@ def short_source(source: str | None, limit: int = 48) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def query_string(params: Mapping[str, str]) -> str:
+    """``?a=1&b=2`` (empty for no parameters), for a link that keeps the case table's filter."""
+    return "?" + urlencode(params) if params else ""
+
+
+def marked(snippet: str | None) -> Markup:
+    """A search snippet as HTML: escaped, the matched words (between ``\x02`` and ``\x03``)
+    in ``<mark>``."""
+    if not snippet:
+        return Markup("")
+    text = str(escape(snippet))
+    return Markup(text.replace("\x02", '<mark class="hit">').replace("\x03", "</mark>"))
+
+
 def environment(templates: Path = TEMPLATE_DIR) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates)),
@@ -121,6 +136,8 @@ def environment(templates: Path = TEMPLATE_DIR) -> jinja2.Environment:
     env.filters["when"] = when
     env.filters["short_source"] = short_source
     env.globals["duration"] = duration
+    env.globals["query_string"] = query_string
+    env.filters["marked"] = marked
     return env
 
 
@@ -318,6 +335,51 @@ def suite_case_view(record: Any, case: Case) -> SuiteCaseView | None:
     return SuiteCaseView(inputs, checks, rows, failed, len(rows) >= _SUITE_OUTPUT_ROWS)
 
 
+def case_diff(a: Case, b: Case) -> list[DiffRow]:
+    """The rows of the compare-case page: a suite case's checked fields (with the expected
+    value) and then its output field by field, a list of criteria by criterion; any other
+    case's input, response and reference."""
+    from clineval.suites.paths import MISSING, lookup
+    from clineval.suites.runner import case_output
+
+    def checks(case: Case) -> dict[str, Any]:
+        suite_case: Any = case.metadata.get("suite_case") if case.metadata else None
+        items = suite_case.get("evaluations") if isinstance(suite_case, Mapping) else None
+        return {
+            item["query"]: item.get("ground_truth")
+            for item in (items if isinstance(items, list) else [])
+            if isinstance(item, Mapping) and isinstance(item.get("query"), str)
+        }
+
+    def fields(case: Case, queries: Sequence[str]) -> dict[str, Any]:
+        if case.agent_run is not None and case.agent_run.failed:
+            return {"(pipeline)": f"failed: {case.agent_run.error or 'unknown error'}"}
+        output = case_output(case)
+        if output is MISSING:
+            return {}
+        found = {q: outline(v) for q in queries if (v := lookup(output, q)) is not MISSING}
+        return {**found, **{k: v for k, v in keyed_fields(output).items() if k not in found}}
+
+    expected_a, expected_b = checks(a), checks(b)
+    if expected_a or expected_b or "suite_case" in a.metadata or "suite_case" in b.metadata:
+        expected = {**expected_b, **expected_a}
+        return diff_rows(fields(a, list(expected)), fields(b, list(expected)), expected)
+
+    def texts(case: Case) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if case.input is not None:
+            out["input"] = case.input_text()
+        if case.agent_run is not None and case.agent_run.failed:
+            out["response"] = f"the agent failed: {case.agent_run.error or 'no error recorded'}"
+        elif case.response is not None:
+            out["response"] = case.response
+        if case.reference is not None:
+            out["reference"] = case.reference
+        return out
+
+    return diff_rows(texts(a), texts(b))
+
+
 # --------------------------------------------------------------------------- query parameters
 
 
@@ -364,6 +426,7 @@ def case_query(params: Mapping[str, str]) -> CaseQuery:
         max=_float(params, "max"),
         status=status if status in _STATUSES else None,  # type: ignore[arg-type]
         q=_text(params, "q"),
+        failures=params.get("failures") in ("1", "on", "true"),
     )
 
 
@@ -484,7 +547,9 @@ def create_app(
         )
         query = case_query(params)
         if blind:  # no order, filter or column that tells a score
-            query = dataclasses.replace(query, sort="index", metric=None, min=None, max=None, status=None)
+            query = dataclasses.replace(
+                query, sort="index", metric=None, min=None, max=None, status=None, failures=False
+            )
         cases = data.case_page(summary.record.id, query)
         plots: dict[str, Markup] = {}
         classes = _evaluator_classes(summary.record.config)
@@ -548,7 +613,12 @@ def create_app(
         return HTMLResponse(html)
 
     def case_page(request: Request) -> Response:
-        view = data.case(request.path_params["run_id"], request.path_params["case_id"])
+        query = case_query(request.query_params)
+        if blind:
+            query = dataclasses.replace(
+                query, sort="index", metric=None, min=None, max=None, status=None, failures=False
+            )
+        view = data.case(request.path_params["run_id"], request.path_params["case_id"], query)
         return page(
             request,
             "case.html",
@@ -688,6 +758,7 @@ def create_app(
             suite_a=suite_case_view(va.record, va.case),
             suite_b=suite_case_view(vb.record, vb.case),
             rows=rows,
+            diff=case_diff(va.case, vb.case),
         )
 
     def evidence_asset(name: str, media_type: str) -> Callable[[Request], Response]:

@@ -34,6 +34,7 @@ from clineval.model.run import run_kind
 from clineval.redaction import redact, redact_json
 from clineval.results.aggregate import MISSING_GROUP, MetricAggregate, aggregate
 from clineval.results.render import SUB_SCORE_ROWS
+from clineval.store.search import DOCS_TABLE, SEARCH_TABLE, match_query, matching_cases_sql
 from clineval.store.sqlite import RunStore
 
 if TYPE_CHECKING:
@@ -147,7 +148,21 @@ class CaseQuery:
     max: float | None = None
     status: ScoreStatusFilter | None = None
     q: str | None = None
-    """Text in the case id."""
+    """Text in the case id, or words in the case's input, response or reference (full-text)."""
+    failures: bool = False
+    """Only the failed cases (:data:`FAILED_CASE_SQL`)."""
+
+    def params(self) -> dict[str, str]:
+        """The query as URL parameters, defaults left out (a case page's link keeps them)."""
+        out: dict[str, str] = {}
+        default = CaseQuery()
+        for key in ("sort", "order", "metric", "min", "max", "status", "q"):
+            value = getattr(self, key)
+            if value is not None and value != getattr(default, key):
+                out[key] = f"{value:g}" if isinstance(value, float) else str(value)
+        if self.failures:
+            out["failures"] = "1"
+        return out
 
 
 @dataclass(frozen=True)
@@ -159,6 +174,8 @@ class Cell:
     label: str | None
     note: str | None
     """The error (unscored) or the not-applicable reason, for a tooltip."""
+    verdict: Literal["pass", "fail"] | None = None
+    """A pass/fail metric's verdict (its label, or a 0/1 value read with its direction)."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +186,13 @@ class CaseRow:
     response: str
     cells: dict[str, Cell]
     failed: bool
+    match: str | None = None
+    """Where the searched words occur (a snippet, the words between ``\x02`` and ``\x03``)."""
+
+    @property
+    def wrong(self) -> bool:
+        """The agent failed or a pass/fail metric says fail."""
+        return self.failed or any(c.verdict == "fail" for c in self.cells.values())
 
 
 @dataclass
@@ -197,6 +221,12 @@ class CaseView:
     n_cases: int
     previous_id: str | None
     next_id: str | None
+    position: int | None = None
+    """The case's place (from 1) among the cases of ``query``, ``None`` when it is not one of them."""
+    total: int | None = None
+    """How many cases ``query`` selects."""
+    query: CaseQuery | None = None
+    """The case table's filter and sort that previous and next follow."""
 
 
 @dataclass
@@ -205,6 +235,9 @@ class SuiteTable:
     rows: list[list[str]]
     case_ids: list[str]
     disclaimer: str | None
+    wrong: list[set[int]] = field(default_factory=list)
+    """Per row, the columns that show a wrong answer: an ``output.X`` column that differs from the
+    row's ``expected.X`` (a wrong decision), or a pass/fail score that failed."""
 
 
 @dataclass
@@ -347,6 +380,60 @@ def _preview(value: Any) -> str:
 def _short(text: str, limit: int = 160) -> str:
     line = text.strip().splitlines()[0] if text.strip() else text
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+_FAIL_LABELS = ("fail", "no_match")
+_PASS_LABELS = ("pass", "match")
+
+
+def _verdict(
+    status: str, value: float | None, label: Any, higher: bool, lower: bool
+) -> Literal["pass", "fail"] | None:
+    """A result's pass/fail verdict: its label, else a 0/1 metric's value (1 passes when
+    higher is better, 0 when lower is)."""
+    if status != "scored":
+        return None
+    if label in _FAIL_LABELS:
+        return "fail"
+    if label in _PASS_LABELS:
+        return "pass"
+    if value is None or not (higher or lower):
+        return None
+    return "pass" if (value == 1.0) == higher else "fail"
+
+
+def _failed_case_sql(n_higher: int, n_lower: int) -> str:
+    """The condition on ``c`` of a failed case: the agent failed, or a result fails
+    (:func:`_verdict`). Parameters: the fail labels, the pass labels, the 0/1 metrics where
+    higher is better, then those where lower is."""
+    fail = ",".join("?" * len(_FAIL_LABELS))
+    passed = ",".join("?" * len(_PASS_LABELS))
+    higher = ",".join("?" * n_higher)
+    lower = ",".join("?" * n_lower)
+    return (
+        "(EXISTS (SELECT 1 FROM outputs fo WHERE fo.run_id = c.run_id AND fo.case_id = c.case_id"
+        " AND json_extract(fo.data, '$.agent_run.failed'))"
+        " OR EXISTS (SELECT 1 FROM results fx WHERE fx.run_id = c.run_id AND fx.case_id = c.case_id"
+        f" AND fx.status = 'scored' AND (json_extract(fx.score, '$.label') IN ({fail})"
+        f" OR (COALESCE(json_extract(fx.score, '$.label'), '') NOT IN ({passed})"
+        f" AND ((fx.metric IN ({higher}) AND fx.value = 0) OR (fx.metric IN ({lower}) AND fx.value = 1))))))"
+    )
+
+
+def _wrong_cells(sources: list[str], row: list[str]) -> set[int]:
+    """The cells of a suite table row that show a wrong answer: ``output.X`` unlike the row's
+    ``expected.X`` (a wrong decision), and a score that failed."""
+    expected = {src.partition(".")[2]: row[i] for i, src in enumerate(sources) if src.startswith("expected.")}
+    wrong: set[int] = set()
+    for i, src in enumerate(sources):
+        kind, _, field_path = src.partition(".")
+        if kind == "output" and field_path in expected:
+            want, got = expected[field_path], row[i]
+            if want != "–" and " ".join(want.split()).casefold() != " ".join(got.split()).casefold():
+                wrong.add(i)
+        elif kind == "score" and row[i].endswith("(fail)"):
+            wrong.add(i)
+    return wrong
 
 
 def _metadata_path(key: str) -> str:
@@ -744,18 +831,59 @@ class ViewerData:
 
     # the case table ---------------------------------------------------------------------
 
-    def case_page(self, run_ref: str, query: CaseQuery | None = None) -> CasePage:
-        """One page of the run's case table, sorted and filtered in SQL."""
-        query = query or CaseQuery()
-        record = self.get_run(run_ref)
-        run_id = record.id
-        metric_names = [
+    def _metric_names(self, record: RunRecord) -> list[str]:
+        names = [
             str(r[0])
             for r in self.store.query(
-                "SELECT DISTINCT metric FROM results WHERE run_id = ? ORDER BY metric", (run_id,)
+                "SELECT DISTINCT metric FROM results WHERE run_id = ? ORDER BY metric", (record.id,)
             )
         ]
-        metrics = list(dict.fromkeys([m for m in record.metrics if m in metric_names] + metric_names))
+        return list(dict.fromkeys([m for m in record.metrics if m in names] + names))
+
+    def pass_fail_metrics(self, record: RunRecord) -> tuple[list[str], list[str]]:
+        """The run's 0/1 metrics (every scored value 0 or 1): (higher is better, lower is better)."""
+        version = self._version(record.id)
+
+        def make() -> tuple[list[str], list[str]]:
+            binary = [
+                str(r[0])
+                for r in self.store.query(
+                    "SELECT metric FROM results WHERE run_id = ? AND status = 'scored'"
+                    " GROUP BY metric HAVING MIN(value IN (0.0, 1.0)) = 1",
+                    (record.id,),
+                )
+            ]
+            lower = set(record.lower_is_better)
+            return [m for m in binary if m not in lower], [m for m in binary if m in lower]
+
+        return cast("tuple[list[str], list[str]]", self._cached(("binary", record.id, version), make))
+
+    def _search_sql(self, text: str, run_id: str) -> tuple[str, list[object]]:
+        """The condition on ``c`` (a cases row) that ``q`` puts: the case id contains the text,
+        or every word occurs in the input, response or reference (the store's FTS5 index; a
+        store written before the index, opened read-only, is searched with LIKE instead)."""
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        like = f"%{escaped}%"
+        fts = match_query(text)
+        if fts is not None and self.has_search_index():
+            return (
+                f"(c.case_id LIKE ? ESCAPE '\\' OR c.case_id IN ({matching_cases_sql()}))",
+                [like, fts, run_id],
+            )
+        return (
+            "(c.case_id LIKE ? ESCAPE '\\' OR c.data LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM outputs so"
+            " WHERE so.run_id = c.run_id AND so.case_id = c.case_id AND so.data LIKE ? ESCAPE '\\'))",
+            [like, like, like],
+        )
+
+    def has_search_index(self) -> bool:
+        return self.store.has_table(SEARCH_TABLE) and self.store.has_table(DOCS_TABLE)
+
+    def _case_filter(
+        self, record: RunRecord, query: CaseQuery, metrics: list[str]
+    ) -> tuple[str, list[object], str]:
+        """(``FROM cases c ... WHERE ...``, its parameters, the ``ORDER BY`` terms) of ``query``."""
+        run_id = record.id
         joins: list[str] = []
         join_params: list[object] = []
         where = ["c.run_id = ?"]
@@ -792,9 +920,13 @@ class ViewerData:
                 )
                 params.append(query.status)
         if query.q:
-            escaped = query.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            where.append("c.case_id LIKE ? ESCAPE '\\'")
-            params.append(f"%{escaped}%")
+            condition, values = self._search_sql(query.q, run_id)
+            where.append(condition)
+            params.extend(values)
+        if query.failures:
+            higher, lower = self.pass_fail_metrics(record)
+            where.append(_failed_case_sql(len(higher), len(lower)))
+            params.extend([*_FAIL_LABELS, *_PASS_LABELS, *higher, *lower])
         direction = "DESC" if query.order == "desc" else "ASC"
         if query.sort in metrics:
             joins.append(
@@ -807,7 +939,15 @@ class ViewerData:
         else:
             order_by = f"c.idx {direction}"
         base = f"FROM cases c {' '.join(joins)} WHERE {' AND '.join(where)}"
-        all_params = [*join_params, *params]
+        return base, [*join_params, *params], order_by
+
+    def case_page(self, run_ref: str, query: CaseQuery | None = None) -> CasePage:
+        """One page of the run's case table, sorted and filtered in SQL."""
+        query = query or CaseQuery()
+        record = self.get_run(run_ref)
+        run_id = record.id
+        metrics = self._metric_names(record)
+        base, all_params, order_by = self._case_filter(record, query, metrics)
         total = int(self.store.query(f"SELECT COUNT(*) {base}", all_params)[0][0])
         n_cases = int(self.store.query("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,))[0][0])
         size = query.size if query.size > 0 else DEFAULT_PAGE_SIZE
@@ -824,9 +964,10 @@ class ViewerData:
             " 1, 2000), COALESCE(json_extract(o.data, '$.agent_run.failed'), 0)"
             f" {with_outputs}"
             f" ORDER BY {order_by} LIMIT ? OFFSET ?",
-            [*join_params, *params, size, (page - 1) * size],
+            [*all_params, size, (page - 1) * size],
         )
         ids = [str(r[0]) for r in rows]
+        higher, lower = self.pass_fail_metrics(record)
         cells: dict[str, dict[str, Cell]] = defaultdict(dict)
         if ids:
             marks = ",".join("?" * len(ids))
@@ -842,7 +983,9 @@ class ViewerData:
                     value=value,
                     label=redact(str(label)) if label is not None else None,
                     note=redact(_short(str(note))) if note else None,
+                    verdict=_verdict(status, value, label, metric in higher, metric in lower),
                 )
+        matches = self._snippets(run_id, query.q, ids) if query.q and ids else {}
         return CasePage(
             rows=[
                 CaseRow(
@@ -852,6 +995,7 @@ class ViewerData:
                     response=_preview(r[3]),
                     cells=cells.get(str(r[0]), {}),
                     failed=bool(r[4]),
+                    match=matches.get(str(r[0])),
                 )
                 for r in rows
             ],
@@ -861,9 +1005,46 @@ class ViewerData:
             metrics=metrics,
         )
 
+    def _snippets(self, run_id: str, text: str, ids: list[str]) -> dict[str, str]:
+        """Where the searched words occur in each of these cases (FTS5's ``snippet``), masked."""
+        fts = match_query(text)
+        if fts is None or not self.has_search_index():
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.store.query(
+            f"SELECT d.case_id, snippet({SEARCH_TABLE}, -1, char(2), char(3), '…', 14)"
+            f" FROM {SEARCH_TABLE} JOIN {DOCS_TABLE} d ON d.id = {SEARCH_TABLE}.rowid"
+            f" WHERE {SEARCH_TABLE} MATCH ? AND d.run_id = ? AND d.case_id IN ({marks})",
+            (fts, run_id, *ids),
+        )
+        return {str(r[0]): redact(" ".join(str(r[1]).split())) for r in rows if r[1]}
+
+    def neighbours(
+        self, record: RunRecord, case_id: str, query: CaseQuery
+    ) -> tuple[str | None, str | None, int | None, int]:
+        """(previous, next, position from 1, total) of a case among the cases ``query`` selects,
+        in its order; a case outside them gets no position and the neighbours of the whole run."""
+        metrics = self._metric_names(record)
+        base, params, order_by = self._case_filter(record, query, metrics)
+        row = self.store.query(
+            f"WITH ordered AS (SELECT c.case_id AS id, ROW_NUMBER() OVER (ORDER BY {order_by}) AS n {base})"
+            " SELECT (SELECT id FROM ordered WHERE n = cur.n - 1),"
+            " (SELECT id FROM ordered WHERE n = cur.n + 1), cur.n,"
+            " (SELECT COUNT(*) FROM ordered) FROM ordered cur WHERE cur.id = ?",
+            [*params, case_id],
+        )
+        if row:
+            return row[0][0], row[0][1], int(row[0][2]), int(row[0][3])
+        if query != CaseQuery(page=query.page, size=query.size):
+            total = int(self.store.query(f"SELECT COUNT(*) {base}", params)[0][0])
+            previous, following, _, _ = self.neighbours(record, case_id, CaseQuery())
+            return previous, following, None, total
+        return None, None, None, 0
+
     # one case ---------------------------------------------------------------------------
 
-    def case(self, run_ref: str, case_id: str) -> CaseView:
+    def case(self, run_ref: str, case_id: str, query: CaseQuery | None = None) -> CaseView:
+        """One case; ``query``: the case table's filter and sort, which previous and next follow."""
         record = self.get_run(run_ref)
         run_id = record.id
         rows = self.store.query(
@@ -894,20 +1075,20 @@ class ViewerData:
             )
         ]
         results.sort(key=lambda r: (order.get(r.metric, len(order)), r.metric))
-        neighbours = self.store.query(
-            "SELECT (SELECT case_id FROM cases WHERE run_id = ?1 AND idx < ?2 ORDER BY idx DESC LIMIT 1),"
-            " (SELECT case_id FROM cases WHERE run_id = ?1 AND idx > ?2 ORDER BY idx LIMIT 1),"
-            " (SELECT COUNT(*) FROM cases WHERE run_id = ?1)",
-            (run_id, index),
-        )[0]
+        query = query or CaseQuery()
+        previous_id, next_id, position, total = self.neighbours(record, case_id, query)
+        n_cases = int(self.store.query("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,))[0][0])
         return CaseView(
             record=record,
             case=case,
             results=results,
             index=index,
-            n_cases=int(neighbours[2]),
-            previous_id=neighbours[0],
-            next_id=neighbours[1],
+            n_cases=n_cases,
+            previous_id=previous_id,
+            next_id=next_id,
+            position=position,
+            total=total,
+            query=query,
         )
 
     # whole-run views (small runs) ------------------------------------------------------------
@@ -943,11 +1124,13 @@ class ViewerData:
         spec = table_spec(result)
         if spec is None:
             return None
+        rows = [[redact(cell) for cell in row] for row in case_rows(result, spec)]
         return SuiteTable(
             columns=list(spec),
-            rows=[[redact(cell) for cell in row] for row in case_rows(result, spec)],
+            rows=rows,
             case_ids=[c.id for c in result.cases],
             disclaimer=disclaimer_of(result),
+            wrong=[_wrong_cells(list(spec.values()), row) for row in rows],
         )
 
     def radbench_summary(self, run_ref: str, by: str = "condition") -> RadbenchSummary | None:
