@@ -303,3 +303,44 @@ def test_runs_are_named_in_every_command_and_export_json(tmp_path: Path) -> None
     export_run(new.result, "json", in_memory)
     assert json.loads(streamed.read_text()) == json.loads(in_memory.read_text())
     assert json.loads(in_memory.read_text())["cases"] == jsonl_records(new.result)
+
+
+def test_run_headers_name_the_model_actually_used(tmp_path: Path) -> None:
+    """A suite whose evaluator was given an Azure model configuration, and a run whose agent
+    is an LLM core: neither header says "judge none" (the suite's through the CLI)."""
+    from clineval.model import DatasetInfo, RunRecord
+    from clineval.results.render import run_header
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "s:\n  description: d\n  pipeline: {class: 'clineval.suites:SuitePipeline'}\n"
+        "  evaluators: [{name: Judge, class: 'tests.suites.standins:NeedsModel'}]\n  cases: [s.1]\n"
+        "s.1:\n  metrics: [Judge]\n  evaluations: [{query: a, ground_truth: b, response: b}]\n",
+        encoding="utf-8",
+    )
+    azure = {
+        "AZURE_OPENAI_ENDPOINT": "https://example.openai.azure.com",
+        "AZURE_OPENAI_API_KEY": "azure-secret-123",
+        "AZURE_OPENAI_DEPLOYMENT": "gpt-4o-mini",
+    }
+    store = str(tmp_path / "r.db")
+    ran = clineval("run", str(suite), "--store", store, "-q", cwd=tmp_path, env={**env(), **azure})
+    assert ran.returncode == 0, ran.stderr
+    header = ran.stdout.splitlines()[0]
+    assert "judge azure:gpt-4o-mini · status completed" in header and "judge none" not in header
+    assert "azure-secret-123" not in ran.stdout
+    run = RunRecord(
+        id="r",
+        created_at=1.0,
+        status="completed",
+        metrics=["radbench"],
+        judge={"name": "none"},
+        config={"environment": {"kind": "radbench", "core": "llm", "llm": {"endpoint": "openai:gpt-4o"}}},
+        dataset=DatasetInfo(source="radbench", fingerprint="f", n_cases=2),
+        clineval_version="0",
+        python="3.11",
+        platform="test",
+    )
+    assert "judge none · agent openai:gpt-4o · status" in run_header(run)
+    reference = run.model_copy(update={"config": {"environment": {"kind": "radbench", "core": "oracle"}}})
+    assert "judge none · status" in run_header(reference)

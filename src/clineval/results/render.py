@@ -13,6 +13,7 @@ from rich.table import Table
 from clineval.model import RunRecord
 from clineval.redaction import redact
 from clineval.results.aggregate import MetricAggregate
+from clineval.results.models import models_label
 from clineval.results.result import EvalResult
 from clineval.results.trials import TrialSummary
 
@@ -157,8 +158,7 @@ def run_header(run: RunRecord, store_path: str | None = None) -> str:
     if run.name:
         parts.append(f"'{run.name}'")
     parts.append(f"{run.dataset.n_cases} cases from {run.dataset.source}")
-    judge = (run.judge or {}).get("name") or "none"
-    parts.append(f"judge {judge}")
+    parts.append(f"judge {models_label(run)}")
     parts.append(f"status {run.status}")
     return " · ".join(parts)
 

@@ -31,6 +31,7 @@ from clineval.suites.evaluators import MetricEvaluator
 from clineval.suites.modelconfig import (
     missing_model_config_message,
     model_config_from_environment,
+    model_label,
     secret_values,
 )
 from clineval.suites.paths import MISSING
@@ -173,6 +174,8 @@ class BoundEvaluator:
         self.judge = judge
         self.env = env
         self.secrets: set[str] = set()
+        self.models: set[str] = set()
+        """The models of the model configurations the evaluator was built with (``azure:gpt-4o``)."""
         self._instances: dict[str, Any] = {}
         if spec.metric is not None:
             self.factory: Any = MetricEvaluator
@@ -266,6 +269,10 @@ class BoundEvaluator:
         self._inspect_signature(sig, self.factory.__call__)
 
     def _with_model_config(self, args: dict[str, Any]) -> dict[str, Any]:
+        if "model_config" in args:
+            label = model_label(args["model_config"])
+            if label:
+                self.models.add(label)
         if not self.is_class or self.factory is MetricEvaluator or "model_config" in args:
             return args
         sig = _signature(self.factory)
@@ -277,6 +284,9 @@ class BoundEvaluator:
                 raise ConfigError(missing_model_config_message(self.name))
             return args
         self.secrets |= secret_values(config)
+        label = model_label(config)
+        if label:
+            self.models.add(label)
         return {**args, "model_config": config}
 
     def instance(self, overrides: Mapping[str, Any] | None = None) -> Any:

@@ -65,3 +65,15 @@ def secret_values(config: Mapping[str, Any] | None) -> set[str]:
     if not config:
         return set()
     return {str(v) for k, v in config.items() if v and ("key" in k.lower() or "token" in k.lower())}
+
+
+def model_label(config: Mapping[str, Any] | None) -> str | None:
+    """The model a configuration names, as a judge is named: ``azure:DEPLOYMENT`` or
+    ``openai:MODEL`` (``None`` when it names none)."""
+    if not isinstance(config, Mapping):
+        return None
+    deployment = config.get("azure_deployment")
+    if deployment or config.get("azure_endpoint"):
+        return f"azure:{deployment or '(deployment not given)'}"
+    model = config.get("model")
+    return f"{config.get('type') or 'openai'}:{model}" if model else None

@@ -272,9 +272,7 @@ class SuiteRuntime:
             config=config,
             metrics=[m.name for m in metrics],
             lower_is_better=[m.name for m in metrics if not getattr(m, "higher_is_better", True)],
-            judge={"name": self.judge.name, **self.judge.describe(), "config": suite.judge.label}
-            if self.judge is not None
-            else {"name": "none"},
+            judge=self.judge_record(),
             dataset=DatasetInfo(
                 source=str(suite.file), fingerprint=fingerprint_cases(cases), n_cases=len(cases)
             ),
@@ -285,6 +283,26 @@ class SuiteRuntime:
             packages=package_versions(("rapidfuzz",)),
             git=evaluated_commit(suite.base_dir),
         )
+
+    def judge_record(self) -> dict[str, Any]:
+        """The run's judge: clineval's (for judge-based metrics), and the models the
+        evaluators were given (``model_config``: the Azure AI evaluators), so that a run
+        that used a model never says "judge none"."""
+        models = sorted({m for bound in self.suite.evaluators.values() for m in bound.models})
+        users = [name for name, bound in self.suite.evaluators.items() if bound.models]
+        if self.judge is not None:
+            record = {"name": self.judge.name, **self.judge.describe(), "config": self.suite.judge.label}
+            if models:
+                record["evaluator_models"] = {"models": models, "evaluators": users}
+            return record
+        if not models:
+            return {"name": "none"}
+        return {
+            "name": ", ".join(models),
+            "kind": "evaluator model_config",
+            "evaluators": users,
+            "used": True,
+        }
 
     async def execute(self, pipeline: PipelineEvaluator) -> EvalResult:
         generates = pipeline.generates_responses()

@@ -48,6 +48,7 @@ from starlette.staticfiles import StaticFiles
 
 from clineval.errors import ClinevalError
 from clineval.model import Case, ResultRecord
+from clineval.results.models import models_label
 from clineval.viewer.agreement import AgreementPages
 from clineval.viewer.data import (
     DEFAULT_PAGE_SIZE,
@@ -56,7 +57,6 @@ from clineval.viewer.data import (
     NotFound,
     RunFilters,
     ViewerData,
-    judge_label,
 )
 from clineval.viewer.diff import DiffRow, diff_rows, keyed_fields, outline
 from clineval.viewer.report import fmt_p, when
@@ -582,7 +582,7 @@ def create_app(
             "run.html",
             s=summary,
             run=summary.record,
-            judge_label=judge_label(summary.record.judge),
+            judge_label=models_label(summary.record),
             cases=cases,
             plots=plots,
             suite=suite,

@@ -33,6 +33,7 @@ from clineval.model import AgentOutput, Case, ResultRecord, RunRecord, Score
 from clineval.model.run import run_kind
 from clineval.redaction import redact, redact_json
 from clineval.results.aggregate import MISSING_GROUP, MetricAggregate, aggregate
+from clineval.results.models import models_label
 from clineval.results.render import SUB_SCORE_ROWS
 from clineval.store.search import DOCS_TABLE, SEARCH_TABLE, match_query, matching_cases_sql
 from clineval.store.sqlite import RunStore
@@ -552,7 +553,7 @@ class ViewerData:
                 dataset_source=record.dataset.source,
                 fingerprint=record.dataset.fingerprint,
                 n_cases=record.dataset.n_cases,
-                judge=judge_label(record.judge),
+                judge=models_label(record),
                 kind=run_kind(record),
             )
             if filters.matches(row):
