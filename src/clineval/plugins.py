@@ -18,6 +18,9 @@ dataset). It calls
       [project.entry-points."clineval.plugins"]
       my_metrics = "my_package.clineval_plugin:register"
 
+A plugin's ``register()`` may also register evidence views
+(:func:`clineval.evidence.evidence_view`): the viewer calls the plugins before it chooses one.
+
 A plugin that fails to load is reported by name (:class:`~clineval.errors.ConfigError`),
 not skipped in silence.
 """
@@ -31,6 +34,19 @@ from clineval.errors import ConfigError
 
 #: The built-in feature packages' registration functions (``module:function``).
 BUILTIN_PLUGINS: tuple[str, ...] = ("clineval.conversations.plugin:register",)
+
+#: The modules whose import registers the built-in evidence views, each beside its metric
+#: family (:func:`clineval.evidence.evidence_view`); imported by
+#: :func:`clineval.evidence.lookup.load_views` when a view is first looked up (a run never
+#: imports them), as the metric modules are by :mod:`clineval.metrics.builtin`.
+BUILTIN_EVIDENCE: tuple[str, ...] = (
+    "clineval.metrics.factuality_evidence",
+    "clineval.metrics.rag_evidence",
+    "clineval.metrics.trajectory_evidence",
+    "clineval.conversations.evidence",
+    "clineval.environments.radbench.evidence",
+    "clineval.suites.evidence",
+)
 
 #: The entry-point group that installed distributions register their plugins under.
 ENTRY_POINT_GROUP = "clineval.plugins"

@@ -321,7 +321,7 @@ def strict_graph(src: Path = SRC, package: str = PACKAGE) -> dict[str, set[str]]
     modules = _modules(src, package)
     for name, (path, _) in modules.items():
         if name != f"{package}.plugins":
-            graph[name] |= _named_imports(path, modules) - {name}
+            graph.setdefault(name, set()).update(_named_imports(path, modules) - {name})
     return _without_package_to_own_parts(graph)
 
 

@@ -37,6 +37,7 @@ from clineval.results.models import models_label
 from clineval.results.render import SUB_SCORE_ROWS
 from clineval.store.search import DOCS_TABLE, SEARCH_TABLE, match_query, matching_cases_sql
 from clineval.store.sqlite import RunStore
+from clineval.viewer.evidence import load_run_views
 
 if TYPE_CHECKING:
     from clineval.compare import Comparison
@@ -530,6 +531,7 @@ class ViewerData:
             record = self.store.get_run(ref)
         except StoreError as exc:
             raise NotFound(f"no run {ref!r} in this store") from exc
+        load_run_views(record)  # the evidence views registered beside the run's own metrics
         return _masked_record(record)
 
     def display_status(self, record: RunRecord) -> DisplayStatus:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup, escape
 
-from clineval.model import Case, ResultRecord
+from clineval.model import Case, ResultRecord, RunRecord
 from clineval.redaction import redact
 from clineval.results.render import judge_notice, limit_sub_scores
 from clineval.viewer import evidence, plots
@@ -183,6 +183,11 @@ def _case_texts(case: Case, id_prefix: str) -> Markup:
 
 def _evidence(case: Case, result: ResultRecord, *, lower_is_better: bool, id_prefix: str) -> Markup:
     return evidence.render_evidence(case, result, lower_is_better=lower_is_better, id_prefix=id_prefix)
+
+
+def _load_views(run: RunRecord) -> None:
+    """The evidence views registered beside the run's own metrics (named by import path)."""
+    evidence.load_run_views(run)
 
 
 # --------------------------------------------------------------------------- ranking
@@ -375,6 +380,7 @@ def run_report_html(
     write each plot there as PNG; the paths written are appended to ``written``.
     """
     run = result.run
+    _load_views(run)
     by = by or (run.config.get("group_by") if isinstance(run.config.get("group_by"), str) else None)
     aggregates, hidden_sub_scores = limit_sub_scores(result.aggregate())
     by_groups = [a for a in result.aggregate(by) if "." not in a.metric] if by else []
@@ -612,6 +618,8 @@ def compare_report_html(
 ) -> str:
     """The HTML report of ``clineval compare``: the table, the forest plot, and up to
     ``cases`` cases that got worse and ``cases`` that got better, with both runs' evidence."""
+    _load_views(baseline.run)
+    _load_views(candidate.run)
     score_rows = [m for m in comparison.metrics if _score_like(m)]
     other_rows = [m for m in comparison.metrics if not _score_like(m)]
     verdicts = {m.metric: m.verdict for m in comparison.metrics}
