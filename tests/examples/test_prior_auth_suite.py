@@ -85,6 +85,24 @@ def test_compare_finds_the_known_regression(runs: tuple[Path, EvalResult, EvalRe
     ]
 
 
+def test_the_docs_say_what_the_regressed_suite_changes(runs: tuple[Path, EvalResult, EvalResult]) -> None:
+    """docs/suites.md names the two parameters suite_regressed.yaml sets and the cases that
+    regress, as the runs above find them (it once said one parameter, the prescriber)."""
+    import yaml
+
+    _, baseline, regressed = runs
+    changed = yaml.safe_load((EXAMPLE / "suite_regressed.yaml").read_text(encoding="utf-8"))
+    assert sorted(changed["prior_auth"]["pipeline"]) == ["date_format", "skip_criteria"]
+    docs = " ".join((ROOT / "docs" / "suites.md").read_text(encoding="utf-8").split())
+    assert "changes two pipeline parameters" in docs and "prescriber criterion" not in docs
+    assert "`skip_criteria: [Prior therapy]`" in docs and '`date_format: "%m/%d/%Y"`' in docs
+    comparison = {m.metric: m for m in compare_runs(baseline, regressed).metrics}
+    flipped = sorted(c.case_id for c in comparison["Decision"].regressed_cases)
+    assert f"({flipped[0]} and {flipped[1]}, whose only unmet criterion it was" in docs
+    assert "UnmetCriteria 1.0 -> 0.6" in docs and "Decision 1.0 -> 0.8" in docs
+    assert f"FieldFuzzy 100 -> {comparison['FieldFuzzy'].mean_b or 0:.1f}" in docs
+
+
 def test_ci_gates_on_the_stored_runs(runs: tuple[Path, EvalResult, EvalResult], tmp_path: Path) -> None:
     store, baseline, regressed = runs
     report = tmp_path / "report.xml"
