@@ -344,3 +344,30 @@ def test_run_headers_name_the_model_actually_used(tmp_path: Path) -> None:
     assert "judge none · agent openai:gpt-4o · status" in run_header(run)
     reference = run.model_copy(update={"config": {"environment": {"kind": "radbench", "core": "oracle"}}})
     assert "judge none · status" in run_header(reference)
+
+
+def test_time_to_decision_is_a_plain_case_value_that_repeats_average() -> None:
+    """The suite's time to decision per case is its seconds (a value, never an aggregate), so
+    the repeated-trials engine averages it like any value: trials of 1.0, 2.0 and 4.5 s
+    (all within max_seconds 5) give 2.5 s, pass; 1.0 and 6.0 s give 3.5 s and no label,
+    as the trials disagree. The case table shows the case mean."""
+    from clineval.model import AgentRun, Case, ResultRecord
+    from clineval.results.trials import combine_trials
+    from clineval.suites.binding import combine
+    from clineval.suites.evaluators import TimeToDecision
+    from clineval.suites.table import cell
+
+    ttd = TimeToDecision(max_seconds=5)
+
+    def trial(seconds: float) -> Any:
+        return combine("TimeToDecision", [(None, ttd(latency_s=seconds))])
+
+    within = combine_trials([trial(1.0), trial(2.0), trial(4.5)])
+    assert (within.value, within.label) == (2.5, "pass")
+    assert within.details["trials"]["values"] == [1.0, 2.0, 4.5]
+    straddling = combine_trials([trial(1.0), trial(6.0)])
+    assert (straddling.value, straddling.label) == (3.5, None)
+    latency = ResultRecord(run_id="r", case_id="c", metric="latency", score=within)
+    case = Case(id="c", agent_run=AgentRun(latency_s=1.0))
+    assert cell("time", case, {"latency": latency}) == "2.50 s (mean of 3)"
+    assert cell("time", case, {}) == "1.00 s"

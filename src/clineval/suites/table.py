@@ -113,6 +113,21 @@ def _given_response(case: Case, query: str) -> Any:
     return MISSING
 
 
+def _time_text(case: Case, latency: ResultRecord | None) -> str:
+    """The case's time to decision: the ``latency`` result's value (with repeated trials, their
+    mean, as every aggregate has it), else the pipeline call's own time."""
+    run = case.agent_run
+    failed = " (failed)" if run is not None and run.failed else ""
+    if latency is not None and latency.score.status == "scored" and latency.score.value is not None:
+        trials = latency.score.details.get("trials")
+        values = trials.get("values") if isinstance(trials, dict) else None
+        mean = f" (mean of {len(values)})" if isinstance(values, list) and len(values) > 1 else ""
+        return f"{latency.score.value:.2f} s{mean}{failed}"
+    if run is None or run.latency_s is None:
+        return NONE
+    return f"{run.latency_s:.2f} s{failed}"
+
+
 def cell(source: str, case: Case, results: dict[str, ResultRecord]) -> str:
     """One cell: ``source`` evaluated for ``case``."""
     kind, _, rest = source.partition(".")
@@ -121,10 +136,7 @@ def cell(source: str, case: Case, results: dict[str, ResultRecord]) -> str:
     if source == "why":
         return why_text(case)
     if source == "time":
-        run = case.agent_run
-        if run is None or run.latency_s is None:
-            return NONE
-        return f"{run.latency_s:.2f} s" + (" (failed)" if run.failed else "")
+        return _time_text(case, results.get("latency"))
     if kind == "metadata":
         value = lookup(
             {k: v for k, v in case.metadata.items() if k not in ("suite_case", "agent_output")}, rest
