@@ -14,7 +14,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from clineval.conversations.cases import conversation_of
+from clineval.conversations.cases import CONVERSATION_KEY, conversation_of
 from clineval.evidence.html import as_list, as_text, dict_items, fmt, h, join, missing_note
 from clineval.evidence.registry import EvidenceContext, case_input_view, evidence_view
 from clineval.evidence.widgets import (
@@ -417,7 +417,7 @@ def _render_agent_tbfact_segments(ctx: EvidenceContext) -> Markup:
 HAO = "Healthcare Agent Orchestrator evaluation"
 
 
-@case_input_view("conversation")
+@case_input_view("conversation", case_keys=[CONVERSATION_KEY])
 def transcript(case: Case, prefix: str | None) -> Markup | None:
     """The case's conversation message by message, or ``None`` when it holds none."""
     return _transcript(case, prefix) if _conversation(case) is not None else None

@@ -39,6 +39,7 @@ __all__ = [
     "EvidenceView",
     "case_input_view",
     "case_input_views",
+    "drawn_case_keys",
     "evidence_view",
     "registered_views",
 ]
@@ -72,7 +73,9 @@ class EvidenceView:
     ``name`` names the view (the block's class ``ev-fam-NAME``); ``title`` is shown in the
     block's header; ``sub_scores_limit`` folds the sub-scores beyond that many (``None``:
     never folded, ``0``: always); ``when_unscored`` draws the view for an unscored result
-    too (an episode that failed is still worth reading).
+    too (an episode that failed is still worth reading); ``case_keys`` are the keys of the
+    case's metadata or agent output that the view draws, left out of the case's metadata
+    table so that they are not shown twice as raw JSON.
     """
 
     name: str
@@ -83,6 +86,7 @@ class EvidenceView:
     order: int = 100
     sub_scores_limit: int | None = 8
     when_unscored: bool = False
+    case_keys: tuple[str, ...] = ()
 
 
 _VIEWS: dict[str, EvidenceView] = {}
@@ -99,6 +103,7 @@ def evidence_view(
     order: int = 100,
     sub_scores_limit: int | None = 8,
     when_unscored: bool = False,
+    case_keys: Iterable[str] = (),
 ) -> Callable[[R], R]:
     """Register the decorated function as an evidence view (see :class:`EvidenceView`).
 
@@ -119,7 +124,7 @@ def evidence_view(
         if existing is not None and existing.render.__qualname__ != render.__qualname__:
             raise ConfigError(f"an evidence view named {key!r} is already registered")
         _VIEWS[key] = EvidenceView(
-            key, render, title, wanted, matches, order, sub_scores_limit, when_unscored
+            key, render, title, wanted, matches, order, sub_scores_limit, when_unscored, tuple(case_keys)
         )
         return render
 
@@ -133,19 +138,28 @@ def registered_views() -> list[EvidenceView]:
 
 CaseInputView = Callable[[Case, str | None], Markup | None]
 _INPUT_VIEWS: dict[str, CaseInputView] = {}
+_INPUT_KEYS: dict[str, tuple[str, ...]] = {}
 
 C = TypeVar("C", bound=CaseInputView)
 
 
-def case_input_view(name: str) -> Callable[[C], C]:
+def case_input_view(name: str, *, case_keys: Iterable[str] = ()) -> Callable[[C], C]:
     """Register a view of a case's input: ``(case, id_prefix) -> Markup``, or ``None``
-    when the case is not of its kind (the plain text or turns are shown then)."""
+    when the case is not of its kind (the plain text or turns are shown then).
+    ``case_keys``: the metadata or agent-output keys it draws (see :class:`EvidenceView`)."""
 
     def decorate(render: C) -> C:
         _INPUT_VIEWS[name] = render
+        _INPUT_KEYS[name] = tuple(case_keys)
         return render
 
     return decorate
+
+
+def drawn_case_keys() -> set[str]:
+    """The case metadata and agent-output keys some registered view draws."""
+    keys = {k for view in _VIEWS.values() for k in view.case_keys}
+    return keys | {k for ks in _INPUT_KEYS.values() for k in ks}
 
 
 def case_input_views() -> list[CaseInputView]:

@@ -36,7 +36,7 @@ from markupsafe import Markup
 
 from clineval.evidence.html import as_number, block_text, fmt, h, missing_note, slug
 from clineval.evidence.lookup import find_view, load_views, load_views_of
-from clineval.evidence.registry import EvidenceContext, case_input_views
+from clineval.evidence.registry import EvidenceContext, case_input_views, drawn_case_keys
 from clineval.evidence.widgets import (
     LONG_ROWS,
     call_html,
@@ -356,10 +356,11 @@ def render_case_texts(case: Case, *, id_prefix: str | None = None) -> Markup:
         )
     if case.expected is not None:
         parts.append(h("section", h("h3", "Expected"), value_html(case.expected), class_="ev-case-part"))
-    shown_meta = {k: v for k, v in case.metadata.items() if k not in ("agent_output", "conversation")}
+    drawn = drawn_case_keys()  # shown by a registered view: not again as raw JSON
+    shown_meta = {k: v for k, v in case.metadata.items() if k != "agent_output" and k not in drawn}
     extra = case.metadata.get("agent_output")
     if isinstance(extra, dict):
-        rest = {k: v for k, v in extra.items() if k not in ("conversation", "episode")}
+        rest = {k: v for k, v in extra.items() if k not in drawn}
         if rest:
             shown_meta["agent_output"] = rest
     if shown_meta:

@@ -257,6 +257,7 @@ def _is_episode(ctx: EvidenceContext) -> bool:
     order=140,
     sub_scores_limit=None,
     when_unscored=True,
+    case_keys=["episode"],
 )
 def radbench_view(ctx: EvidenceContext) -> Markup | None:
     episode = _episode(ctx.case)
