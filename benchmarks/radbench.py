@@ -12,6 +12,7 @@ The grid is records x 11 tasks x 8 conditions. Printed side by side, in one run:
   per result -- to show what the run store adds.
 
     python benchmarks/radbench.py                 # --records 100 --seed 0 --skip-store
+    python benchmarks/radbench.py --trials 5      # each episode five times (the paper's trials)
 """
 
 from __future__ import annotations
@@ -37,18 +38,19 @@ async def _environment(bench: Bench) -> int:
     return n
 
 
-def environment(core: str, n_records: int, seed: int) -> tuple[int, float]:
+def environment(core: str, n_records: int, seed: int, trials: int = 1) -> tuple[int, float]:
     started = time.perf_counter()
-    bench = Bench(BenchSettings(core=core, n_records=n_records, seed=seed))  # type: ignore[arg-type]
+    settings = BenchSettings(core=core, n_records=n_records, seed=seed, trials=trials)  # type: ignore[arg-type]
+    bench = Bench(settings)
     n = asyncio.run(_environment(bench))
     return n, time.perf_counter() - started
 
 
-def stored(n_records: int, seed: int) -> tuple[int, float]:
+def stored(n_records: int, seed: int, trials: int = 1) -> tuple[int, float]:
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
         result = run_bench(
-            BenchSettings(core="oracle", n_records=n_records, seed=seed),
+            BenchSettings(core="oracle", n_records=n_records, seed=seed, trials=trials),
             store=str(Path(folder) / "runs.db"),
             progress=False,
         )
@@ -61,19 +63,22 @@ def main() -> None:
     )
     parser.add_argument("--records", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--trials", type=int, default=1, help="Run each episode this many times.")
     parser.add_argument("--skip-store", action="store_true", help="Do not time the stored run.")
     args = parser.parse_args()
 
     rows = []
     for label, core in (("environment, oracle core", "oracle"), ("environment, greedy core", "greedy")):
-        n, seconds = environment(core, args.records, args.seed)
+        n, seconds = environment(core, args.records, args.seed, args.trials)
         rows.append((label, n, seconds))
     if not args.skip_store:
-        n, seconds = stored(args.records, args.seed)
+        n, seconds = stored(args.records, args.seed, args.trials)
         rows.append(("clineval run (store), oracle", n, seconds))
 
+    trials = f" x {args.trials} trials" if args.trials > 1 else ""
     print(
-        f"grid: {args.records} records x 11 tasks x 8 conditions; target {TARGET_S:.0f} s for the oracle grid"
+        f"grid: {args.records} records x 11 tasks x 8 conditions{trials}; "
+        f"target {TARGET_S:.0f} s for the oracle grid of one trial"
     )
     print(f"{'':32} {'episodes':>9} {'seconds':>9} {'episodes/s':>11}")
     for label, n, seconds in rows:

@@ -737,7 +737,10 @@ def summary_command(
     if json_path:
         rows = _report_rows(result)
         payload = {
-            " ".join(g): [r.model_dump(mode="json") for r in summarise(rows, by=report_by(g))]
+            " ".join(g): [
+                r.model_dump(mode="json")
+                for r in summarise(rows, by=report_by(g), metrics=list(metrics) or None)
+            ]
             for g in groupings
         }
         text = json.dumps(payload, indent=2)
