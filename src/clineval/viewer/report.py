@@ -53,6 +53,11 @@ CASE_TABLE_LIMIT = 500
 DEFAULT_WORST = 20
 #: Metrics about the agent call, not about the answer: never used to rank cases.
 AGENT_METRICS = ("latency", "failure")
+#: Of the worst cases shown, this many open with their evidence; the others (and every
+#: passing case, :func:`passes`) are folded to one line with their scores, opened on a click.
+OPEN_CASES = 5
+_PASS_LABELS = ("pass", "match")
+_FAIL_LABELS = ("fail", "no_match")
 
 # --------------------------------------------------------------------------- assets
 
@@ -287,6 +292,24 @@ def rank_cases(result: EvalResult, metrics: Sequence[str] | None = None) -> list
     return ranked
 
 
+def passes(item: RankedCase, main: Sequence[str]) -> bool:
+    """A case that passes: the agent answered, every main metric scored it, and either every
+    pass/fail verdict among them passes (a run with such verdicts: a suite's decision) or,
+    without verdicts, every main metric is at its best (mean 1 on the [0, 1] scale)."""
+    if item.failed or item.unscored:
+        return False
+    labelled = [
+        r.score.label
+        for m in main
+        if (r := item.results.get(m)) is not None
+        and r.score.status == "scored"
+        and r.score.label in (*_PASS_LABELS, *_FAIL_LABELS)
+    ]
+    if labelled:
+        return all(label in _PASS_LABELS for label in labelled)
+    return item.mean is not None and item.mean >= 1.0 - 1e-9
+
+
 # --------------------------------------------------------------------------- PNG export
 
 
@@ -363,6 +386,9 @@ class _CaseSection:
     anchor: str
     unscored: list[tuple[str, list[str]]] = field(default_factory=list)
     """Results unscored with nothing but a reason: (reason, the metrics), one line each."""
+    passing: bool = False
+    open: bool = True
+    """Shown open (one of the :data:`OPEN_CASES` worst that do not pass) or folded to its line."""
 
 
 def run_report_html(
@@ -417,7 +443,11 @@ def run_report_html(
     # the evidence of the worst cases
     shown = ranked[: max(worst, 0)]
     sections: list[_CaseSection] = []
+    opened_cases = 0
     for item in shown:
+        passing = passes(item, main)
+        open_case = not passing and opened_cases < OPEN_CASES
+        opened_cases += open_case
         prefix = f"c{item.index}"
         folds = []
         reasons: dict[str, list[str]] = {}
@@ -448,6 +478,8 @@ def run_report_html(
                 folds=folds,
                 anchor=f"case-{item.index}",
                 unscored=[(reason, metrics) for reason, metrics in reasons.items()],
+                passing=passing,
+                open=open_case,
             )
         )
     anchors = {section.ranked.index: section.anchor for section in sections}
@@ -473,6 +505,7 @@ def run_report_html(
         cells={item.case.id: {m: _cell(r) for m, r in item.results.items()} for item in ranked},
         anchors=anchors,
         sections=sections,
+        open_cases=OPEN_CASES,
         worst=worst,
         styles=_styles(),
         scripts=_scripts(),

@@ -42,3 +42,14 @@
     for (var j = 0; j < rows.length; j++) { body.appendChild(rows[j]); }
   });
 })();
+// A link to a folded case (#case-12 from the case table): open it.
+(function () {
+  function reveal() {
+    var id = decodeURIComponent((window.location.hash || '').slice(1));
+    var target = id ? document.getElementById(id) : null;
+    var fold = target && target.querySelector ? target.querySelector('details.case-fold') : null;
+    if (fold && !fold.open) { fold.open = true; target.scrollIntoView(); }
+  }
+  window.addEventListener('hashchange', reveal);
+  reveal();
+})();
