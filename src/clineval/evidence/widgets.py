@@ -32,9 +32,11 @@ __all__ = [
     "locate",
     "mark_quotes",
     "ok_chip",
+    "quotation",
     "reason_note",
     "records_table",
     "speaker_slot",
+    "support_note",
     "tone",
     "turns_html",
     "value_html",
@@ -203,14 +205,17 @@ def importance_chip(importance: Any) -> Markup:
     return chip(value, f"ev-imp ev-imp-{re.sub(r'[^a-z]', '', value.lower()) or 'other'}")
 
 
-def reason_note(reason: Any, other: str | None = None) -> Markup:
-    """The judge's reason for a verdict short of entailed, in words naming the other text."""
+def reason_note(reason: Any, other: str | None = None, *, label: Any = None) -> Markup:
+    """The judge's reason for a verdict short of entailed, in words naming the other text;
+    for a partly supported verdict (``label`` ``partial``) the words say "part of it", so
+    that "partly" never stands beside "not in the reference"."""
     if not reason:
         return Markup("")
     where = f"the {other}" if other else "the other text"
+    part = "part of it " if label == "partial" else ""
     words = {
-        "missing": f"not in {where}",
-        "incorrect": f"conflicts with {where}",
+        "missing": f"{part}not in {where}",
+        "incorrect": f"{part}conflicts with {where}" if part else f"conflicts with {where}",
         "ambiguous": "ambiguous",
         "other": "other reason",
     }
@@ -406,3 +411,29 @@ def best_text(candidates: Sequence[tuple[str, str | None]], quotes: Sequence[str
         if best is None or hits > best[0]:
             best = (hits, name, text)
     return None if best is None else (best[1], best[2])
+
+
+def quotation(evidence: str, label: Any, where: Markup | None = None) -> Markup:
+    """The judge's quotation for a verdict: for a verdict short of partly supported it is the
+    nearest text found, said to be so ("closest, does not support"), never shown as support."""
+    if label in ("entailed", "partial"):
+        return join([h("q", evidence, class_="ev-quote"), where])
+    return join(
+        [
+            h("span", "closest, does not support", class_="ev-closest-label"),
+            " ",
+            h("q", evidence, class_="ev-quote ev-quote-closest"),
+            where,
+        ]
+    )
+
+
+def support_note(support: float | None, label: Any) -> Markup | None:
+    """The judge's graded support, shown where it agrees with the verdict (a partly
+    supported fact at support 0.97 would say two things): else only as a tooltip."""
+    if support is None:
+        return None
+    agrees = (label == "entailed" and support >= 0.5) or (label == "not_entailed" and support < 0.5)
+    if agrees:
+        return h("span", f"support {support:.2f}", class_="ev-support")
+    return h("span", "", class_="ev-support ev-support-hidden", title=f"judge's graded support {support:.2f}")

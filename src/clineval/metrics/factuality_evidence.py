@@ -23,7 +23,9 @@ from clineval.evidence.widgets import (
     importance_chip,
     judge_line,
     mark_quotes,
+    quotation,
     reason_note,
+    support_note,
     tone,
     verdict_chip,
     verdict_of,
@@ -162,7 +164,7 @@ def _fact_table(
             where = None
             if located and row_id not in found:
                 where = h("span", f"not found word for word in the {other_name}", class_="ev-hint")
-            evidence_html = join([h("q", evidence, class_="ev-quote"), where])
+            evidence_html = quotation(evidence, fact.get("label"), where)
         else:
             evidence_html = h("span", "no quotation", class_="ev-missing")
         rows.append(
@@ -183,10 +185,14 @@ def _fact_table(
                 h(
                     "td",
                     verdict_chip(fact.get("label"), fact.get("reason")),
-                    h("div", reason_note(fact.get("reason"), other_name), class_="ev-reason-line")
+                    h(
+                        "div",
+                        reason_note(fact.get("reason"), other_name, label=fact.get("label")),
+                        class_="ev-reason-line",
+                    )
                     if fact.get("reason")
                     else None,
-                    h("span", f"support {support:.2f}", class_="ev-support") if support is not None else None,
+                    support_note(support, fact.get("label")),
                     class_="ev-verdict",
                 ),
                 h("td", evidence_html, class_="ev-evidence"),

@@ -14,7 +14,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from clineval.evidence.html import as_number, as_text, block_text, dict_items, h, join
+from clineval.evidence.html import as_number, as_text, block_text, dict_items, fmt, h, join
 from clineval.evidence.registry import EvidenceContext, evidence_view
 from clineval.evidence.widgets import (
     Quote,
@@ -22,6 +22,7 @@ from clineval.evidence.widgets import (
     chip,
     judge_line,
     mark_quotes,
+    quotation,
     reason_note,
     verdict_chip,
     verdict_of,
@@ -69,6 +70,29 @@ def _grounding_legend(with_kinds: bool) -> Markup:
         chip("contradicted", "ev-v-contradicted"),
         chip("not informative (not judged)", "ev-v-na") if with_kinds else None,
         class_="ev-legend",
+    )
+
+
+def _credit_line(judged: Sequence[Mapping[str, Any]], kind_word: str) -> Markup | None:
+    """How the value comes from the verdicts, where a partly supported row counts for its
+    credit (so that "1 of 2 grounded" and a value of 1.0 are read together)."""
+    credits = [as_number(r.get("credit")) for r in judged]
+    if not judged or any(c is None for c in credits):
+        return None
+    words = {"entailed": "supported", "partial": "partly supported"}
+    tally: dict[str, int] = {}
+    for r in judged:
+        key = words.get(str(r.get("label")), "unsupported")
+        tally[key] = tally.get(key, 0) + 1
+    if "partly supported" not in tally:
+        return None
+    total = sum(c for c in credits if c is not None)
+    parts = ", ".join(f"{n} {k}" for k, n in tally.items())
+    return h(
+        "span",
+        f"value = credit {fmt(total)} over {len(judged)} judged {kind_word} ({parts}; a partly "
+        f"supported one counts for its credit, not as grounded) = {fmt(total / len(judged))}",
+        class_="ev-meta-item ev-credit",
     )
 
 
@@ -130,14 +154,14 @@ def _render_grounding(ctx: EvidenceContext, rows: list[dict[str, Any]], key: str
                 ),
                 h(
                     "td",
-                    reason_note(row.get("reason"), "contexts"),
+                    reason_note(row.get("reason"), "contexts", label=row.get("label")),
                     h("div", as_text(row.get("explanation")), class_="ev-why")
                     if row.get("explanation")
                     else None,
                 ),
                 h(
                     "td",
-                    join([h("q", evidence, class_="ev-quote"), where])
+                    quotation(evidence, row.get("label"), where)
                     if evidence.strip()
                     else h("span", "–", class_="ev-missing"),
                 ),
@@ -170,6 +194,7 @@ def _render_grounding(ctx: EvidenceContext, rows: list[dict[str, Any]], key: str
     counts = ctx.details.get("counts")
     meta = [
         h("span", f"{len(judged)} of {len(rows)} {kind_word} judged", class_="ev-meta-item"),
+        _credit_line(judged, kind_word),
         h(
             "span",
             ", ".join(f"{v} {k}" for k, v in counts.items()),

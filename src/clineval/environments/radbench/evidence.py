@@ -8,7 +8,8 @@ answer against the reference. Registered when the viewer first looks a view up
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from markupsafe import Markup
@@ -244,6 +245,41 @@ def _render_radbench(ctx: EvidenceContext, episode: Episode) -> Markup:
     return join(parts)
 
 
+#: The abbreviations of the benchmark's metrics (definitions as in docs/radbench.md).
+ABBREVIATIONS: dict[str, str] = {
+    "LD": "Levenshtein distance between chains of tool categories (plan, executed, ground truth; "
+    "lower is better)",
+    "FDR": "false discovery rate: share of the chain's entries whose category is not in the ground truth "
+    "(lower is better)",
+    "TMA": "tool matching accuracy: positions of the ground-truth chain hit by the same category / "
+    "its length",
+    "OTS": "optimal tool score: mean over tool selections of (N - R + 1) / N, N suitable tools, R the "
+    "chosen one's rank (1 = best); an unsuitable choice scores 0",
+    "ECR": "execution completion: no step failed and the chain was closed with a successful EndCall",
+    "PFSP": "pre-failure success percentage: on failed episodes, successful steps before the first "
+    "failure / ground-truth length",
+    "THR": "target hit: no step failed and the last executed tool is of the task's target category",
+    "MHR": "milestone hit: the task's milestone category ran successfully",
+    "UAR": "unsolvability awareness: declined, and did not complete with the insufficient tools",
+    "UGR": "unsolvability grounding: declined and the first NoCall states the gap (category, kind, pair)",
+}
+
+
+def legend(names: Iterable[str]) -> Markup | None:
+    """The abbreviations among ``names`` (sub-score names such as ``radbench.ld_exec_gt``)."""
+    used = {part.upper() for name in names for part in re.split(r"[._]", name)} & set(ABBREVIATIONS)
+    if not used:
+        return None
+    terms = [(k, ABBREVIATIONS[k]) for k in ABBREVIATIONS if k in used]
+    return h(
+        "details",
+        h("summary", "Abbreviations (" + ", ".join(k for k, _ in terms) + ")"),
+        h("dl", [join([h("dt", k), h("dd", v)]) for k, v in terms], class_="ev-terms"),
+        class_="ev-fold ev-abbreviations",
+        open=True,
+    )
+
+
 def _is_episode(ctx: EvidenceContext) -> bool:
     return ctx.result.metric.lower() == "radbench" or (
         set(ctx.details) == {"finished"} and _episode(ctx.case) is not None
@@ -261,4 +297,5 @@ def _is_episode(ctx: EvidenceContext) -> bool:
 )
 def radbench_view(ctx: EvidenceContext) -> Markup | None:
     episode = _episode(ctx.case)
-    return _render_radbench(ctx, episode) if episode is not None else None
+    terms = legend(ctx.result.score.sub_scores)  # the sub-scores' abbreviations, explained
+    return join([terms, _render_radbench(ctx, episode)]) if episode is not None else None

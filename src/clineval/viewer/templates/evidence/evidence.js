@@ -51,4 +51,38 @@
     var el = source(ev);
     if (el) { jump(el); }
   });
+  // identical evidence blocks (same view, same content) of one case: shown once, "x N"
+  function collapse() {
+    var blocks = document.querySelectorAll('section.ev-result[data-ev-digest]');
+    var first = {};
+    for (var i = 0; i < blocks.length; i++) {
+      var b = blocks[i];
+      var scope = b.closest('[data-case-id]');
+      var key = (scope ? scope.getAttribute('data-case-id') : '') + ' ' + b.getAttribute('data-ev-digest');
+      var head = first[key];
+      if (!head) { first[key] = {block: b, names: [b.getAttribute('data-metric')]}; continue; }
+      head.names.push(b.getAttribute('data-metric'));
+      var body = b.querySelector('.ev-body');
+      if (body) { body.hidden = true; }
+      var note = document.createElement('p');
+      note.className = 'ev-hint ev-same';
+      note.appendChild(document.createTextNode('The same evidence as '));
+      var link = document.createElement('a');
+      link.href = '#' + head.block.id;
+      link.textContent = head.names[0];
+      note.appendChild(link);
+      note.appendChild(document.createTextNode(' (shown once).'));
+      b.insertBefore(note, body);
+    }
+    for (var k in first) {
+      if (!Object.prototype.hasOwnProperty.call(first, k) || first[k].names.length < 2) { continue; }
+      var badge = document.createElement('span');
+      badge.className = 'ev-chip ev-times';
+      badge.textContent = '\u00d7' + first[k].names.length;
+      badge.title = 'the same evidence for ' + first[k].names.join(', ');
+      var h = first[k].block.querySelector('.ev-head');
+      if (h) { h.appendChild(badge); }
+    }
+  }
+  if (document.readyState === 'loading') { document.addEventListener('DOMContentLoaded', collapse); } else { collapse(); }
 })();
