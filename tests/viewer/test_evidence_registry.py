@@ -69,3 +69,13 @@ def test_a_missing_metric_file_is_one_line_and_the_table_is_shown(tmp_path: Path
     )
     html = str(render_evidence(Case(id="c", input="q"), result))
     assert "ev-fam-generic" in html and "5 mg" in html
+
+
+def test_radiology_abbreviations_get_a_legend() -> None:
+    from clineval.environments.radbench.evidence import legend
+
+    html = str(legend(["radbench.ld_exec_gt", "radbench.uar", "radbench.completion"]))
+    assert "Abbreviations (LD, UAR)" in html
+    assert "<dt>LD</dt><dd>Levenshtein distance between chains of tool categories" in html
+    assert "<dt>UAR</dt><dd>unsolvability awareness: declined" in html
+    assert legend(["completion"]) is None
