@@ -164,3 +164,33 @@ def test_a_run_added_later_is_searchable_without_restarting(
     ).run_id
     open_page(page, search_viewer, f"/runs/{later}?q=lisinopril")
     assert _ids(page) == ["late-1"]
+
+
+@pytest.mark.slow
+def test_search_among_10000_cases(tmp_path: Path) -> None:
+    """The trip as reported: a drug name among 10,000 cases (about 0.3 s a page here)."""
+    import time
+
+    from clineval.viewer.data import CaseQuery, ViewerData
+
+    cases = [
+        {
+            "id": f"c{n:05d}",
+            "input": f"Patient {n} asks about blood pressure."
+            + (" She takes warfarin." if n % 1000 == 7 else ""),
+            "reference": f"Advice {n}.",
+        }
+        for n in range(10_000)
+    ]
+    run = clineval.evaluate(cases, ["exact_match"], store=tmp_path / "big.db", name="big").run_id
+    data = ViewerData(tmp_path / "big.db")
+    try:
+        start = time.perf_counter()
+        page = data.case_page(run, CaseQuery(q="warfarin"))
+        elapsed = time.perf_counter() - start
+        assert [row.case_id for row in page.rows] == [f"c{n:05d}" for n in range(7, 10_000, 1000)]
+        assert elapsed < 3.0, elapsed
+        view = data.case(run, "c05007", CaseQuery(q="warfarin"))
+        assert (view.previous_id, view.next_id, view.position, view.total) == ("c04007", "c06007", 6, 10)
+    finally:
+        data.close()
