@@ -203,6 +203,19 @@ def test_summary_and_compare_of_trials_from_the_cli(stored: dict[str, Any], tmp_
     )
     assert "each episode the mean of its 3 trials" in shown.stdout
     assert "standard deviation over 3 trials of each mean" in shown.stdout
+    # side by side with the one-trial run: one episode paired (the mean of its trials)
+    side = json.loads(
+        clineval(
+            "radbench", "summary", stored["once"], stored["trials"], "--store", store,
+            "-m", "ld_plan_gt", "--json", "-", cwd=tmp_path,
+        ).stdout
+    )  # fmt: skip
+    family = side["families"][0]
+    once_cell, trials_cell = family["rows"][0]["runs"]
+    assert (once_cell["trials"], once_cell["trial_sd"], once_cell["mean"]) == (1, None, plan[0])
+    assert trials_cell["trials"] == 3 and trials_cell["trial_sd"] == pytest.approx(statistics.stdev(plan))
+    assert family["tests"][0]["n_pairs"] == 1
+    assert family["tests"][0]["mean_difference"] == pytest.approx(statistics.mean(plan) - plan[0])
 
     compared = clineval(
         "radbench", "compare", stored["once"], stored["trials"], "--store", store, "-m", "ld_plan_gt",
