@@ -329,6 +329,13 @@ def test_run_headers_name_the_model_actually_used(tmp_path: Path) -> None:
     header = ran.stdout.splitlines()[0]
     assert "judge azure:gpt-4o-mini · status completed" in header and "judge none" not in header
     assert "azure-secret-123" not in ran.stdout
+    from clineval.viewer.data import ViewerData
+
+    viewer = ViewerData(store)  # what the viewer's run list is given
+    try:
+        assert [row.judge for row in viewer.runs()] == ["azure:gpt-4o-mini"]
+    finally:
+        viewer.close()
     run = RunRecord(
         id="r",
         created_at=1.0,
