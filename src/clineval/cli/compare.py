@@ -92,7 +92,7 @@ def compare_command(
 ) -> None:
     """Compare run B with run A (the baseline) case by case: what regressed, what improved.
 
-    RUN_A, RUN_B: a run id, a unique prefix, 'latest' or 'latest~N'
+    RUN_A, RUN_B: a run id, 'latest', 'latest~N', a run name or a unique id prefix
     (e.g. 'clineval compare latest~1 latest').
     """
     from clineval import api

@@ -103,7 +103,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "facts": (
         "clineval.cli.facts:facts_command",
-        "Export the reference facts of a run's TBFact scores (RUN_REF: id, prefix, 'latest').",
+        "Export the reference facts of a run's TBFact scores (RUN_REF: id, 'latest', name or id prefix).",
     ),
     "monitor": (
         "clineval.cli.traces:monitor_command",
@@ -608,7 +608,7 @@ def show(
     gates: GateOptions,
     store_path: str,
 ) -> None:
-    """Show a stored run: provenance, aggregates, unscored reasons (RUN_REF: id, prefix, 'latest').
+    """Show a stored run: provenance, aggregates, unscored reasons (RUN_REF: id, 'latest', name or id prefix).
 
     The gate options check the stored run as `clineval run` checks a new one (exit 1 when
     a gate fails), e.g. in a CI job that did not run the evaluation itself.

@@ -64,7 +64,7 @@ def report_command(
 ) -> None:
     """Write a run's results and the evidence of its worst cases as one self-contained HTML file.
 
-    RUN_REF: a run id, a unique prefix, 'latest' or 'latest~N'. The file holds everything
+    RUN_REF: a run id, 'latest', 'latest~N', a name or a unique id prefix. The file holds everything
     inline (styles, script, plots) and opens from disk or an e-mail attachment with no
     network: provenance, aggregates with 95% CIs, a distribution plot per metric, the
     unscored reasons, the case table and, per worst case, the evidence of every metric.
