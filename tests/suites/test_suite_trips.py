@@ -277,6 +277,13 @@ def test_runs_are_named_in_every_command_and_export_json(tmp_path: Path) -> None
     assert runs.get_run("baseline").id == base.result.run.id
     assert runs.get_run(new.result.run.id[:-1]).id == new.result.run.id  # a prefix
     assert runs.get_run("latest").id == twins[1]
+    from clineval.viewer.data import ViewerData
+
+    viewer = ViewerData(store)  # the viewer's pages find runs the same way (/runs/baseline)
+    try:
+        assert viewer.get_run("baseline").id == base.result.run.id
+    finally:
+        viewer.close()
     cli_env = {**env(), "COLUMNS": "300"}
     shown = clineval("show", "candidate", "--store", str(store), cwd=tmp_path, env=cli_env)
     assert shown.returncode == 0 and new.result.run.id in shown.stdout, shown.stderr
