@@ -250,31 +250,29 @@ def episode_means(rows: Iterable[Row]) -> list[Row]:
     metric applies (``None`` where it applies to none). The metadata is the first trial's
     without ``trial``, plus ``trials`` (how many were averaged). Rows without a trial (a
     one-trial run, episodes in memory) are kept as they are; the order is the first trial's."""
-    out: list[Row | list[Row]] = []
-    index: dict[str, int] = {}
+    # every row gets a slot in order; the trials of one episode share the first one's
+    slots: list[list[Row]] = []
+    slot_of: dict[str, list[Row]] = {}
     for row in rows:
-        meta = row[0]
-        key = case_key(meta) if _trial(meta) is not None else None
+        key = case_key(row[0]) if _trial(row[0]) is not None else None
         if key is None:
-            out.append(row)
-            continue
-        if key not in index:
-            index[key] = len(out)
-            out.append([])
-        bucket = out[index[key]]
-        assert isinstance(bucket, list)
-        bucket.append(row)
+            slots.append([row])
+        elif key in slot_of:
+            slot_of[key].append(row)
+        else:
+            slot_of[key] = [row]
+            slots.append(slot_of[key])
     result: list[Row] = []
-    for item in out:
-        if not isinstance(item, list):
-            result.append(item)
+    for members in slots:
+        if _trial(members[0][0]) is None:
+            result.append(members[0])
             continue
-        meta = {k: v for k, v in item[0][0].items() if k != "trial"}
-        meta["trials"] = len(item)
-        names = dict.fromkeys(name for _, values in item for name in values)
+        meta = {k: v for k, v in members[0][0].items() if k != "trial"}
+        meta["trials"] = len(members)
+        names = dict.fromkeys(name for _, values in members for name in values)
         means: dict[str, float | None] = {}
         for name in names:
-            data = [v for v in (_applicable(values, name) for _, values in item) if v is not None]
+            data = [v for v in (_applicable(values, name) for _, values in members) if v is not None]
             means[name] = float(np.mean(data)) if data else None
         result.append((meta, means))
     return result
