@@ -381,12 +381,12 @@ def _check_resumed(tmp: Path, store: Path, run_id: str, n: int) -> None:
 
 
 def _mount_tmpfs(mount: Path) -> bool:
-    """A 512 KiB tmpfs at ``mount`` (root only); False when it cannot be made here."""
+    """A 900 KiB tmpfs at ``mount`` (root only); False when it cannot be made here."""
     if os.geteuid() != 0 or shutil.which("mount") is None:
         return False
     mount.mkdir()
     made = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)], capture_output=True
+        ["mount", "-t", "tmpfs", "-o", "size=900k", "tmpfs", str(mount)], capture_output=True
     )
     return made.returncode == 0
 
@@ -395,8 +395,8 @@ def _disk_full_then_resume(base: Path, *, tmpfs: bool) -> None:
     if tmpfs:  # a real file system that fills up
         mount = base / "disk"
         n, store, env = 600, mount / "runs.db", _env()
-    else:  # a store limited to 90 pages (the test hook)
-        n, store, env = 400, base / "small.db", _env(CLINEVAL_TEST_STORE_MAX_PAGES="90")
+    else:  # a store limited to 150 pages (the test hook)
+        n, store, env = 400, base / "small.db", _env(CLINEVAL_TEST_STORE_MAX_PAGES="150")
     try:
         run_id, _ = _full_run(base, store, n, env)
         assert not Path(f"{store}-reserve").exists()
