@@ -581,8 +581,8 @@ def _runs_side_by_side(
     sources = {(s.seed, s.records_file) for s in settings if s is not None}
     if len(sources) > 1:
         err.print(
-            "[yellow]note:[/] the runs were made with different seeds or record files; episodes are paired "
-            "by case id (record/task/condition), which then may name different records"
+            "[yellow]note:[/] the runs were made with a different --seed or records file; episodes are "
+            "paired by case id (record/task/condition), which then may name different records"
         )
     try:
         comparison = compare_runs(runs, by=report_by(by), metrics=list(metrics))
@@ -796,7 +796,7 @@ def compare_command(run_a: str, run_b: str, metrics: tuple[str, ...], store_path
         raise ConfigError(f"run {empty.run.id} has no benchmark results")
     if (settings_a.seed, settings_a.records_file) != (settings_b.seed, settings_b.records_file):
         err.print(
-            "[yellow]note:[/] the runs were made with different seeds or record files; records are paired "
+            "[yellow]note:[/] the runs were made with a different --seed or records file; records are paired "
             "by record id, which then may name different records"
         )
     table = Table(
