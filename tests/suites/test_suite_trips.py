@@ -303,6 +303,7 @@ def test_runs_are_named_in_every_command_and_export_json(tmp_path: Path) -> None
     assert means == {"E": 1.0}
     assert [row["case"]["id"] for row in document["cases"]] == ["s.1", "s.2"]
     assert document["cases"][0]["scores"]["E"]["value"] == 1.0
+    _view_opens_a_run_by_name(store, "baseline", base.result.run.id, tmp_path)
     # streamed from the store (clineval export) or from memory: the same document
     streamed = tmp_path / "streamed.json"
     export_run(StoredResult(runs.get_run("candidate"), str(store)), "json", streamed)
@@ -385,3 +386,43 @@ def test_time_to_decision_is_a_plain_case_value_that_repeats_average() -> None:
     case = Case(id="c", agent_run=AgentRun(latency_s=1.0))
     assert cell("time", case, {"latency": latency}) == "2.50 s (mean of 3)"
     assert cell("time", case, {}) == "1.00 s"
+
+
+def _view_opens_a_run_by_name(store: Path, name: str, run_id: str, cwd: Path) -> None:
+    """clineval view NAME serves the store and opens that run's page."""
+    import os
+    import re
+    import subprocess
+    import sys
+    import urllib.request
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "clineval.cli.main",
+            "view",
+            name,
+            "--store",
+            str(store),
+            "--port",
+            "0",
+            "--no-open",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **env()},
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r"http://[\w.:]+/runs/\S+", line)
+        assert found is not None, line
+        assert found.group(0).endswith(f"/runs/{run_id}")
+        with urllib.request.urlopen(found.group(0), timeout=30) as response:
+            assert response.status == 200 and run_id in response.read().decode("utf-8")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -53,6 +53,7 @@ def _url(host: str, port: int) -> str:
 
 
 @click.command(name="view")
+@click.argument("run_ref", required=False)
 @store_option
 @click.option(
     "--port",
@@ -87,6 +88,7 @@ def _url(host: str, port: int) -> str:
 )
 @friendly
 def view_command(
+    run_ref: str | None,
     store_path: str,
     port: int,
     host: str,
@@ -97,7 +99,8 @@ def view_command(
     queue_ref: str | None,
 ) -> None:
     """Browse the run store in a local web viewer (read-only): runs, cases, evidence, comparisons.
-    With --review, review cases in it (see docs/reviewing.md)."""
+    With --review, review cases in it (see docs/reviewing.md). RUN (an id, 'latest', a name
+    or an id prefix): open that run's page."""
     if not review:
         given = [
             name
@@ -106,6 +109,8 @@ def view_command(
         ]
         if given:
             raise ConfigError(f"{', '.join(given)}: only with --review (clineval view --review ...)")
+    elif run_ref:
+        raise ConfigError(f"{run_ref}: a run is opened without --review (review one with --queue)")
     elif host not in _REVIEW_HOSTS:
         raise ConfigError(
             f"--host {host}: review mode listens on 127.0.0.1 only (it writes to the store, with no "
@@ -117,7 +122,7 @@ def view_command(
     from clineval.viewer.app import create_app
 
     settings = None
-    start = ""
+    start = f"runs/{_run_id(store_path, run_ref)}" if run_ref else ""
     if review:
         from clineval.viewer.review import ReviewSettings, reviewer_name
 
@@ -150,6 +155,7 @@ def view_command(
         )
         url += start
     else:
+        url += start
         out.print(
             f"clineval view: {store_path} at {url} (read-only; Ctrl-C stops)", highlight=False, soft_wrap=True
         )
@@ -163,6 +169,19 @@ def view_command(
         server.run(sockets=[sock])
     finally:
         sock.close()
+
+
+def _run_id(store_path: str, ref: str) -> str:
+    """The id of the run ``ref`` names, found as every command finds it (a clear error if none)."""
+    from urllib.parse import quote
+
+    from clineval.store.sqlite import RunStore
+
+    store = RunStore(Path(store_path), readonly=True)
+    try:
+        return quote(store.get_run(ref).id, safe="")
+    finally:
+        store.close()
 
 
 def _queue_id(store_path: str, ref: str) -> str:
