@@ -266,3 +266,16 @@ def test_bad_trial_options_are_one_line(tmp_path: Path) -> None:
     hot = clineval("radbench", "run", "--temperature", "0.7", "--store", store, cwd=tmp_path)
     assert hot.returncode == 2 and "apply to --core llm only" in hot.stderr
     assert not Path(store).exists()
+
+
+def test_compare_errors_and_notes_are_one_line(stored: dict[str, Any], tmp_path: Path) -> None:
+    store, once = stored["store"], stored["once"]
+    bad = clineval("radbench", "compare", once, once, "--store", store, "-m", "nope", cwd=tmp_path)
+    assert bad.returncode == 2 and "--metric 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+    plain = api.evaluate([{"id": "c1", "response": "a", "reference": "a"}], ["exact_match"], store=store)
+    refused = clineval("radbench", "compare", once, plain.run.id, "--store", store, cwd=tmp_path)
+    assert refused.returncode == 2 and "is not a radbench run" in refused.stderr
+    other = run_bench(BenchSettings(core="random", seed=1, **SETTINGS), store=store, progress=False).run.id
+    noted = clineval("radbench", "compare", once, other, "--store", store, "-m", "uar", cwd=tmp_path)
+    assert noted.returncode == 0, noted.stderr
+    assert "made with a different --seed or records file" in noted.stderr
