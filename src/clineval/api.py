@@ -29,6 +29,7 @@ from clineval.interrupts import run_sync
 from clineval.judges.base import Judge
 from clineval.judges.config import JudgeConfig, build_judge, default_judge_config
 from clineval.metrics.base import Metric, higher_is_better
+from clineval.metrics.registration import REGISTERED
 from clineval.metrics.registry import MetricSpec, build_metric, resolve_metrics
 from clineval.model import Case, DatasetInfo, RunRecord
 from clineval.results.result import EvalResult
@@ -79,6 +80,12 @@ def _metric_spec(metric: Metric) -> dict[str, Any]:
     spec = getattr(metric, "spec", None)
     if isinstance(spec, MetricSpec):
         return spec.model_dump(exclude_defaults=True)
+    settings = getattr(metric, "settings", None)
+    entry = REGISTERED.get(metric.name)
+    if callable(settings) and entry is not None and entry.factory is type(metric):
+        # a built-in metric made directly (TrajectorySingleToolUse(tool_name=...)): its
+        # registry name and settings rebuild it on resume
+        return MetricSpec(name=metric.name, args=settings()).model_dump(exclude_defaults=True)
     return {"name": f"python:{type(metric).__qualname__}", "alias": metric.name}
 
 

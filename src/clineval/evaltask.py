@@ -358,15 +358,9 @@ def _spec_of(item: MetricLike) -> MetricLike:
     rebuilds it, so that the run store records its settings, not only its class."""
     if getattr(item, "spec", None) is not None:
         return item
-    if type(item) is TrajectorySingleToolUse:
-        return MetricSpec(name=item.name, args={"tool_name": item.tool_name})
-    if isinstance(item, _TrajectoryMetric) and type(item).__module__ == _TrajectoryMetric.__module__:
-        args: dict[str, Any] = {}
-        if item.matcher.mode != "name_and_args":
-            args["match"] = item.matcher.mode
-        if item.matcher.keys is not None:
-            args["args"] = list(item.matcher.keys)
-        return MetricSpec(name=item.name, args=args)
+    settings = getattr(item, "settings", None)
+    if isinstance(item, _TrajectoryMetric | TrajectorySingleToolUse) and callable(settings):
+        return MetricSpec(name=item.name, args=settings())
     return item
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -439,3 +440,38 @@ def test_metrics_keep_no_state_between_cases() -> None:
         run(metric, [], [INTERACTIONS])
         assert run(metric, [LABS, CT_HEAD], [LABS]) == first
         assert vars(metric) == before
+
+
+def test_a_metric_made_directly_is_recorded_with_its_settings(tmp_path: Path) -> None:
+    """evaluate([...], [TrajectorySingleToolUse(tool_name=...)]) records the registry name and
+    settings, so the run's header says what was measured and a resume rebuilds the same metric."""
+    from clineval import TrajectoryPrecision, TrajectorySingleToolUse, evaluate
+    from clineval.store.sqlite import RunStore
+
+    case = {
+        "id": "a",
+        "trajectory": [{"name": "order_lab"}],
+        "reference_trajectory": [{"name": "get_vitals"}],
+    }
+    result = evaluate(
+        [case],
+        [TrajectorySingleToolUse(tool_name="order_lab"), TrajectoryPrecision(match="name")],
+        store=str(tmp_path / "runs.db"),
+        progress=False,
+    )
+    assert result.run.config["metrics"] == [
+        {"name": "trajectory_single_tool_use", "args": {"tool_name": "order_lab"}},
+        {"name": "trajectory_precision", "args": {"match": "name"}},
+    ]
+    store = RunStore(tmp_path / "runs.db")
+    try:
+        with store.transaction() as conn:
+            conn.execute("DELETE FROM results")
+            conn.execute("UPDATE runs SET status = 'interrupted'")
+    finally:
+        store.close()
+    resumed = evaluate(resume=str(result.run_id), store=str(tmp_path / "runs.db"), progress=False)
+    assert {r.metric: r.score.value for r in resumed.results} == {
+        "trajectory_single_tool_use": 1.0,
+        "trajectory_precision": 0.0,
+    }

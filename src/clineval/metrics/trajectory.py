@@ -205,6 +205,15 @@ class _TrajectoryMetric(BaseMetric):
     def __init__(self, *, match: str = "name_and_args", args: list[str] | str | None = None) -> None:
         self.matcher = CallMatcher.from_settings(match, args)
 
+    def settings(self) -> dict[str, Any]:
+        """The constructor settings that rebuild this metric (what a run records)."""
+        out: dict[str, Any] = {}
+        if self.matcher.mode != "name_and_args":
+            out["match"] = self.matcher.mode
+        if self.matcher.keys is not None:
+            out["args"] = list(self.matcher.keys)
+        return out
+
     def score(self, case: Case, ctx: ScoreContext) -> Score:
         assert case.trajectory is not None and case.reference_trajectory is not None
         return self.evaluate(case.trajectory, case.reference_trajectory)
@@ -326,6 +335,10 @@ class TrajectorySingleToolUse(BaseMetric):
         if not isinstance(tool_name, str) or not tool_name.strip():
             raise ValueError(f"tool_name must be a non-empty tool name, got {tool_name!r}")
         self.tool_name = tool_name
+
+    def settings(self) -> dict[str, Any]:
+        """The constructor settings that rebuild this metric (what a run records)."""
+        return {"tool_name": self.tool_name}
 
     def score(self, case: Case, ctx: ScoreContext) -> Score:
         assert case.trajectory is not None
