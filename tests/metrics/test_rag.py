@@ -98,9 +98,17 @@ def test_cf_partial_credit_setting() -> None:
     assert s.value == pytest.approx((1 + 0.8) / 2)
     assert [r.get("credit") for r in s.details["sentences"]] == [1.0, 0.8]
     assert s.sub_scores["grounded"] == 1.0
+    # the explanation says how the partly grounded sentence makes the value (never "1 of 2
+    # grounded" alone beside 0.90), and does not list it as not grounded
+    assert (
+        s.explanation
+        == f"1 of 2 informative sentence(s) grounded, 1 partly (credit 0.80, value 0.90): {INFO_2}"
+    )
     # a contradicted sentence earns nothing, whatever the setting
     fake.verdicts[INFO_2] = Verdict(label="partial", reason="incorrect", support=0.8)
-    assert score(ConversationalFaithfulness(partial_credit=1), case, fake).value == pytest.approx(0.5)
+    contradicted = score(ConversationalFaithfulness(partial_credit=1), case, fake)
+    assert contradicted.value == pytest.approx(0.5)
+    assert contradicted.explanation == f"1 of 2 informative sentence(s) grounded; not grounded: {INFO_2}"
     assert score(ConversationalFaithfulness(partial_credit="GRADED"), case, fake).value == pytest.approx(0.5)
     with pytest.raises(ConfigError):
         ConversationalFaithfulness(partial_credit=2)
@@ -201,6 +209,10 @@ def test_faithfulness_partial_credit() -> None:
     assert s.value == pytest.approx((1 + 0.6 + 0.5) / 3)
     assert s.sub_scores == {"statements": 3.0, "supported": 1.0}
     assert [r["credit"] for r in s.details["statements"]] == [1.0, 0.6, 0.5]
+    assert s.explanation == (
+        "1 of 3 statement(s) supported by the context, 2 partly (credit 1.10, value 0.70): "
+        "It is best above 0 C. | Keep it dry."
+    )
     # RAGAS's binary definition
     assert score(Faithfulness(partial_credit=0), case, fake).value == pytest.approx(1 / 3)
     with pytest.raises(ConfigError):

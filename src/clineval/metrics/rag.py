@@ -190,11 +190,15 @@ class ConversationalFaithfulness(BaseMetric):
         ungrounded = [row["sentence"] for row in informative_rows if row["label"] != "entailed"]
         explanation = (
             f"{len(informative) - len(ungrounded)} of {len(informative)} informative sentence(s) grounded"
+            + _partly(informative_rows, value, "sentence")
         )
+        unearned = [
+            row["sentence"] for row in informative_rows if row["label"] != "entailed" and not row["credit"]
+        ]
         if retrieval.empty:
             explanation += f"; {retrieval.note()}"
-        elif ungrounded:
-            explanation += "; not grounded: " + " | ".join(ungrounded[:3])
+        elif unearned:
+            explanation += "; not grounded: " + " | ".join(unearned[:3])
         return Score(
             value=value,
             explanation=explanation,
@@ -204,6 +208,17 @@ class ConversationalFaithfulness(BaseMetric):
             },
             details=details,
         )
+
+
+def _partly(rows: list[dict[str, Any]], value: float, key: str) -> str:
+    """The partly supported items and their credit, so that the count and the value never
+    seem to disagree ("1 of 2 grounded" beside 0.99); empty when none earned partial credit."""
+    partly = [row for row in rows if row.get("label") != "entailed" and row.get("credit", 0.0) > 0]
+    if not partly:
+        return ""
+    credit = sum(float(row["credit"]) for row in partly)
+    named = " | ".join(str(row[key]) for row in partly[:3])
+    return f", {len(partly)} partly (credit {credit:.2f}, value {value:.2f}): {named}"
 
 
 def partial_credit_setting(metric: str, value: float | str) -> float | str:
@@ -409,8 +424,10 @@ class Faithfulness(BaseMetric):
         supported = sum(v.label == "entailed" for v in verdicts)
         credit = sum(row["credit"] for row in rows)
         details["statements"] = rows
-        unsupported = [r["statement"] for r in rows if r["label"] != "entailed"]
-        explanation = f"{supported} of {len(statements)} statement(s) supported by the context"
+        unsupported = [r["statement"] for r in rows if r["label"] != "entailed" and not r["credit"]]
+        explanation = f"{supported} of {len(statements)} statement(s) supported by the context" + _partly(
+            rows, credit / len(statements), "statement"
+        )
         if retrieval.empty:
             explanation += f"; {retrieval.note()}"
         elif unsupported:
