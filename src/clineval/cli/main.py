@@ -103,7 +103,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "facts": (
         "clineval.cli.facts:facts_command",
-        "Export the reference facts of a run's TBFact scores (RUN_REF: id, 'latest', name or id prefix).",
+        "Export the reference facts of a run's TBFact scores (RUN_REF: id, prefix, 'latest').",
     ),
     "monitor": (
         "clineval.cli.traces:monitor_command",

@@ -15,9 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
-from clineval.judges.config import JudgeConfig
 from clineval.model import RunRecord
 from clineval.redaction import redact
 
@@ -39,6 +36,10 @@ def judge_name(judge: Mapping[str, Any] | None) -> str:
 def _endpoint_label(value: Any) -> str | None:
     if value is None or value == "":
         return None
+    from pydantic import ValidationError
+
+    from clineval.judges.config import JudgeConfig  # here: `clineval runs` loads no judge code
+
     try:
         config = JudgeConfig.model_validate(value)
     except (ValidationError, ValueError, TypeError):
