@@ -33,7 +33,8 @@ def test_the_oracle_scores_perfectly_in_every_condition(oracle_run: tuple[Path, 
     for meta, values in rows:
         if meta["condition"] in UNSOLVABLE_CONDITIONS:
             assert values["uar"] == 1.0 and values["ugr"] == 1.0, meta
-            assert values["completion"] == 0.0
+            # no task completion on an insufficient tool set without automated tool building
+            assert values["completion"] is None
         else:
             assert values["completion"] == 1.0, meta
             assert values["ld_exec_gt"] == 0.0 and values["ld_plan_gt"] == 0.0
@@ -96,12 +97,12 @@ def test_summary_and_compare_from_the_cli(oracle_run: tuple[Path, object], tmp_p
 def test_summary_statistics_by_complexity(oracle_run: tuple[Path, object]) -> None:
     _, result = oracle_run
     table = summarise(metric_rows(result), by=("complexity",), metrics=["completion"])  # type: ignore[arg-type]
-    means = {row.group[0]: row.mean for row in table}
-    # 5 of 8 conditions are solvable, and the oracle completes exactly those
-    assert means == {
-        "simple": pytest.approx(5 / 8),
-        "moderate": pytest.approx(5 / 8),
-        "complex": pytest.approx(5 / 8),
+    # the stored score has task completion on the 5 solvable conditions only (2 records x
+    # 5 conditions x 3, 5 and 3 tasks), and the oracle completes all of them
+    assert {row.group[0]: (row.n, row.mean) for row in table} == {
+        "simple": (30, 1.0),
+        "moderate": (50, 1.0),
+        "complex": (30, 1.0),
     }
 
 

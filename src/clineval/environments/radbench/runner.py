@@ -4,7 +4,8 @@ and trial.
 Each case's "agent" is an episode: the tool set of the case's condition is built
 (seeded), the agent core plans, calls tools one at a time in the simulator and
 concludes; the episode trace is kept with the case's output. One metric, ``radbench``,
-reads the trace: its value is task completion and its sub-scores are every metric of
+reads the trace: its value is task completion where it applies (a solvable tool set; an
+insufficient one only with automated tool building) and its sub-scores are every metric of
 :mod:`clineval.environments.radbench.metrics` (``radbench.ld_exec_gt``,
 ``radbench.ots``, ...; not-applicable values are left out, never 0). The run is stored,
 resumable and shown like any other; ``clineval radbench summary`` tabulates it per
@@ -256,11 +257,22 @@ def episode_of(case: Case) -> Episode | None:
 
 
 class RadbenchMetric(BaseMetric):
-    """Task completion of the episode, with every RadA-BenchPlat metric as a sub-score."""
+    """Task completion of the episode, with every RadA-BenchPlat metric as a sub-score.
+
+    The value is task completion where RadA-BenchPlat reports it (the same rule as
+    :func:`~clineval.environments.radbench.stats.reporting_rows`): on a solvable tool set,
+    and on an insufficient one only in a run with automated tool building
+    (``auto_build``); elsewhere it has no value, and UAR and UGR (sub-scores) say how the
+    episode went, so that a generic mean of the metric (``clineval show``) is task
+    completion over the solvable conditions.
+    """
 
     name = METRIC_NAME
     description = "radiology benchmark: task completion; every RadA-BenchPlat metric as a sub-score"
     requires: tuple[str, ...] = ("agent_run",)
+
+    def __init__(self, auto_build: bool = False):
+        self.auto_build = auto_build
 
     def score(self, case: Case, ctx: ScoreContext) -> Score:
         from clineval.environments.radbench.metrics import episode_metrics
@@ -269,7 +281,7 @@ class RadbenchMetric(BaseMetric):
         if episode is None:
             return Score.failed("the case has no episode trace (the agent core did not run)")
         values = episode_metrics(episode)
-        completion = values.get("completion")
+        completion = values.get("completion") if episode.solvable or self.auto_build else None
         subs = {k: v for k, v in values.items() if v is not None and k != "completion"}
         label = episode.finished
         if completion is None:
@@ -345,7 +357,7 @@ async def arun_bench(
     from clineval.api import aevaluate
 
     bench = Bench(settings)
-    metric = RadbenchMetric()
+    metric = RadbenchMetric(auto_build=settings.auto_build)
     if resume is not None:
         return await aevaluate(
             resume=resume,
