@@ -453,8 +453,9 @@ async def optimise(
 
 def metric_rows(result: EvalResult) -> list[tuple[dict[str, str], dict[str, float | None]]]:
     """Per case: its metadata (record, task, complexity, condition, and the trial in a run of
-    several) and its benchmark metrics, exactly as stored: one row per trial, task completion
-    0 on an insufficient tool set. The tables use
+    several) and its benchmark metrics, exactly as stored: one row per trial (task completion
+    on an insufficient tool set is 0 in runs stored before the score followed the tables'
+    rule, None since, unless the run built tools). The tables use
     :func:`~clineval.environments.radbench.stats.run_rows` instead."""
     meta = {c.id: c.metadata for c in result.cases}
     rows = []
