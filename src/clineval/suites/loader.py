@@ -9,8 +9,13 @@ Only the root of a problem is reported: a value that uses an unset environment v
 is reported as such, and nothing that follows from its empty value is (the pipeline or
 evaluator it names is not imported, cases are not checked against an evaluator name it
 left unknown); an evaluator with bad arguments is not bound, so cases that use it do not
-report it again. With ``instantiate=False`` (``clineval validate``) nothing is created:
-evaluator and context classes are imported and their signatures checked.
+report it again. With ``instantiate=False`` (``clineval validate``) no evaluator is
+created (their classes are imported and their signatures checked); the pipeline is
+created (not started) and each case bound to its ``generate_responses``
+(:mod:`clineval.suites.calling`), and context entries that are pydantic models are built
+(validation is all building one does; other context classes are checked against their
+signatures only, as building them could act), so that what would fail every case at run
+time fails validation, with its line.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from clineval.errors import ConfigError
 from clineval.importing import import_object
@@ -544,7 +549,10 @@ class _Checker:
                 if problem:
                     self.add((*path, key), f"{key} cannot be built from this entry: {problem}")
                     continue
-                try:  # built by validate too: a data class, checked as the pipeline will get it
+                if not self.instantiate and not _is_data_model(cls):
+                    built[key] = entry  # validate builds data models only: any other class may act
+                    continue
+                try:  # a pydantic model is built by validate too: its validation is the check
                     built[key] = cls(**entry) if isinstance(entry, dict) else cls(entry)
                 except ValidationError as exc:
                     located = isinstance(entry, dict)
@@ -563,6 +571,12 @@ class _Checker:
                 continue
             built[key] = entry
         return built
+
+
+def _is_data_model(cls: Any) -> bool:
+    """A pydantic model: building one validates data and does nothing else (the context
+    entries the AutoAuth framework uses), so ``clineval validate`` builds it."""
+    return inspect.isclass(cls) and issubclass(cls, BaseModel)
 
 
 def _binding_problem(cls: Any, entry: Any) -> str | None:
