@@ -147,8 +147,8 @@ class _Bad(SuitePipeline):
 
 
 class _Positional(SuitePipeline):
-    async def generate_responses(self, request: SuiteCase) -> Any:
-        return {"id": request.id}
+    async def generate_responses(self, context: SuiteCase) -> Any:  # one parameter: the case, by any name
+        return {"id": context.id}
 
 
 def test_how_generate_responses_is_given_a_case() -> None:

@@ -2,10 +2,11 @@
 
 ``generate_responses`` may take the case in any of the forms suites are written with:
 
-* one parameter (``generate_responses(self, case)``, any name not listed below): the
+* one positional parameter (``generate_responses(self, case)``, whatever its name): the
   :class:`~clineval.suites.pipeline.SuiteCase`, positionally;
-* named parameters (``generate_responses(self, *, context, input)``): the case's fields by
-  name (:data:`CASE_KEYWORDS`: ``case`` is the whole case, ``case_id`` its id);
+* keyword-only or several parameters (``generate_responses(self, *, context, input)``):
+  the case's fields by name (:data:`CASE_KEYWORDS`: ``case`` is the whole case,
+  ``case_id`` its id);
 * ``**kwargs`` (the form the AutoAuth framework documents): every field of
   :data:`CASE_KEYWORDS`.
 
@@ -78,9 +79,7 @@ def response_call(cls: type[PipelineEvaluator]) -> ResponseCall:
                 "(the case's fields are given by name)"
             )
         return _keywords(cls, signature, named, var_keyword=True)
-    if len(params) == 1 and params[0].name not in CASE_KEYWORDS[1:] and params[0].kind is not P.KEYWORD_ONLY:
-        return ResponseCall(positional=True, keywords=(), required=())
-    if len(params) == 1 and params[0].kind is P.VAR_POSITIONAL:
+    if len(params) == 1 and params[0].kind is not P.KEYWORD_ONLY:  # (self, case), whatever its name
         return ResponseCall(positional=True, keywords=(), required=())
     if not params:
         raise ConfigError(
