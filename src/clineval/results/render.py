@@ -302,7 +302,7 @@ def runs_table(runs: Sequence[RunRecord], stopped: Set[str] = frozenset()) -> Ta
             f"[dim]{escape(tags)}[/]" if tags else "",
             str(run.dataset.n_cases),
             metrics,
-            (run.judge or {}).get("name", "none"),
+            escape(models_label(run)),
             commit,
         )
     return table
