@@ -466,10 +466,18 @@ def test_write_batch_reports_full_not_rollback(tmp_path: Path, monkeypatch: pyte
 
 
 def _damage(store: Path) -> None:
+    """Overwrite the middle of the file and the root page of the cases table (a store also
+    holds a search index and other tables, so the middle alone may miss what a command reads)."""
+    with contextlib.closing(sqlite3.connect(store)) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        root = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = 'cases'"
+        ).fetchone()[0]
     size = store.stat().st_size
     with store.open("r+b") as handle:
-        handle.seek(size // 2)
-        handle.write(b"\xde\xad\xbe\xef" * 512)
+        for offset in (size // 2, (root - 1) * page_size):
+            handle.seek(offset)
+            handle.write(b"\xde\xad\xbe\xef" * (page_size // 4))
 
 
 def test_damaged_store_is_refused_by_every_command(tmp_path: Path) -> None:
