@@ -318,3 +318,14 @@ def test_run_without_cases_or_results(tmp_path: Path) -> None:
     html = report.run_report_html(empty)
     _self_contained(html)
     assert "This run has no case." in html and 'class="card case-evidence"' not in html
+
+
+def test_the_header_names_the_agent_model_of_a_run_without_a_judge(tmp_path: Path) -> None:
+    """A run scored without a judge whose agent is an LLM: the report's header names that
+    model (as clineval's own header does), not just 'judge none'."""
+    result = _small_run(tmp_path)
+    run = result.run.model_copy(
+        update={"judge": {"name": "none"}, "config": {**result.run.config, "agent_model": "openai:gpt-4o"}}
+    )
+    html = report.run_report_html(dataclasses.replace(result, run=run))
+    assert "judge none · agent openai:gpt-4o</p>" in html

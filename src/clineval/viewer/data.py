@@ -345,23 +345,6 @@ def _masked_record(record: RunRecord) -> RunRecord:
     return RunRecord.model_validate_json(redact_json(record.model_dump_json()))
 
 
-def judge_label(judge: dict[str, Any] | None) -> str | None:
-    """The judge's name as ``clineval runs`` shows it (``offline``, ``openai:gpt-4o``, ``none``),
-    with the model when the name does not hold it."""
-    if not judge:
-        return None
-    name = judge.get("name")
-    model = judge.get("model")
-    if name:
-        label = str(name)
-        if model and str(model) not in label:
-            label = f"{label} ({model})"
-        return redact(label)
-    kind = judge.get("kind") or judge.get("provider") or judge.get("type")
-    parts = [str(p) for p in (kind, model) if p]
-    return redact(":".join(parts)) if parts else "custom"
-
-
 def _preview(value: Any) -> str:
     if value is None:
         return ""

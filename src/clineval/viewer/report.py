@@ -38,6 +38,7 @@ from markupsafe import Markup, escape
 
 from clineval.model import Case, ResultRecord, RunRecord
 from clineval.redaction import redact
+from clineval.results.models import models_label
 from clineval.results.render import judge_notice, limit_sub_scores
 from clineval.viewer import evidence, plots
 
@@ -165,6 +166,7 @@ def _environment() -> Environment:
     env.filters["when"] = when
     env.filters["preview"] = _preview
     env.globals["duration"] = _duration
+    env.filters["models"] = models_label  # what follows "judge" in a run's header
     return env
 
 
