@@ -426,3 +426,50 @@ def _view_opens_a_run_by_name(store: Path, name: str, run_id: str, cwd: Path) ->
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+COUNTING = '''
+import itertools
+from pathlib import Path
+from clineval.suites import SuitePipeline
+
+CALLS = Path(__file__).with_name("calls.txt")
+_answers = itertools.cycle(["approved", "approved", "denied"])
+
+
+class Counting(SuitePipeline):
+    """Answers approved, approved, denied, ... and records each call."""
+
+    async def generate_responses(self, **kwargs):
+        with CALLS.open("a") as out:
+            out.write(kwargs["case_id"] + "\\n")
+        return {"decision": next(_answers)}
+'''
+
+
+def test_a_suite_runs_with_repeated_trials(tmp_path: Path) -> None:
+    """clineval run SUITE --repeats 3: each case's pipeline call runs three times and its
+    Decision is the mean of its trials (hand-worked: 2 of 3 trials approve, as expected)."""
+    (tmp_path / "pipes.py").write_text(COUNTING, encoding="utf-8")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "s:\n  description: d\n  pipeline: {class: 'pipes.py:Counting', concurrency: 1}\n"
+        "  evaluators: [{name: Decision, class: 'clineval.suites.evaluators:ExactMatch'}]\n"
+        "  cases: [s.1]\n"
+        "s.1:\n  metrics: [Decision]\n  evaluations: [{query: decision, ground_truth: approved}]\n",
+        encoding="utf-8",
+    )
+    store = tmp_path / "r.db"
+    ran = clineval("run", str(suite), "--repeats", "3", "--store", str(store), "-q", cwd=tmp_path, env=env())
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "calls.txt").read_text(encoding="utf-8").split() == ["s.1", "s.1", "s.1"]
+    from clineval.store.sqlite import RunStore
+
+    run_store = RunStore(store)
+    try:
+        (run,) = run_store.list_runs()
+        assert run.config["repeats"] == 3
+        decision = [r for r in run_store.iter_results(run.id) if r.metric == "Decision"]
+        assert [r.score.value for r in decision] == [pytest.approx(2 / 3)]
+    finally:
+        run_store.close()

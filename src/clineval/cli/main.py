@@ -336,7 +336,6 @@ def run(
                 "--agent-timeout": agent_timeout,
                 "--agent-attempts": agent_attempts,
                 "--concurrency": concurrency,
-                "--repeats": repeats,
             }.items()
             if value
         ]
@@ -356,6 +355,7 @@ def run(
             store_path=store_path,
             no_cache=no_cache,
             quiet=quiet,
+            repeats=repeats,
         )
         _show(outcome.result, group_by, show_cases)
         apply_gates(outcome.result, gates)

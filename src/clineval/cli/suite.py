@@ -49,6 +49,7 @@ def run_suite_file(
     store_path: str,
     no_cache: bool,
     quiet: bool,
+    repeats: int | None = None,
 ) -> SuiteOutcome:
     """Run a suite file and return its outcome (the caller shows it)."""
     outcome = run_suite(
@@ -59,6 +60,7 @@ def run_suite_file(
         name=name,
         tags=tags,
         progress=None if not quiet else False,
+        repeats=repeats or 1,
     )
     return outcome
 

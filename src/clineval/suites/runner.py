@@ -36,7 +36,7 @@ from clineval.metrics.registry import build_metric
 from clineval.model import Case, DatasetInfo, GitInfo, RunRecord, Score
 from clineval.results.result import EvalResult
 from clineval.runner.agent import AgentCaller
-from clineval.runner.engine import RunPlan, execute
+from clineval.runner.engine import RunPlan, check_repeats, execute
 from clineval.runner.progress import ProgressReporter, default_progress
 from clineval.runner.provenance import (
     clineval_version,
@@ -192,8 +192,11 @@ class SuiteRuntime:
         record: RunRecord | None = None,
         lease: RunLease | None = None,
         retry_errors: bool = False,
+        repeats: int = 1,
     ):
         self.suite = suite
+        self.repeats = repeats
+        """``--repeats``: trials of each case (read back from the record on resume)."""
         self.store = store
         self.cache = cache
         self.name = name
@@ -263,6 +266,8 @@ class SuiteRuntime:
             "name": self.name,
             "tags": dict(self.tags),
         }
+        if self.repeats > 1:  # read by the engine (results.trials.repeats_of), also on resume
+            config["repeats"] = self.repeats
         if suite.review is not None:  # found by clineval.review.data.review_schema
             config["review"] = json.loads(mask(suite.review.model_dump_json(), suite.secrets))
         return RunRecord(
@@ -309,6 +314,7 @@ class SuiteRuntime:
         cases = self.cases()
         metrics = self.metrics(generates)
         if self.record is None:
+            check_repeats(self.repeats, agent=generates, metrics=metrics, cache=self.cache)
             self.record = self.new_record(cases, metrics)
             self.store.create_run(self.record, cases)
         elif [m.name for m in metrics] != self.record.metrics:
@@ -387,6 +393,7 @@ async def arun_suite(
     resume: RunRecord | None = None,
     lease: RunLease | None = None,
     retry_errors: bool = False,
+    repeats: int = 1,
 ) -> SuiteOutcome:
     """Async form of :func:`run_suite`.
 
@@ -405,6 +412,7 @@ async def arun_suite(
             resume=resume,
             lease=lease,
             retry_errors=retry_errors,
+            repeats=repeats,
         )
     finally:
         if lease is not None:
@@ -423,6 +431,7 @@ async def _arun_suite(
     resume: RunRecord | None,
     lease: RunLease | None,
     retry_errors: bool,
+    repeats: int = 1,
 ) -> SuiteOutcome:
     judge_config = JudgeConfig.model_validate(judge) if isinstance(judge, str) else judge
     if not isinstance(suite, Suite):
@@ -445,6 +454,7 @@ async def _arun_suite(
         record=resume,
         lease=lease,
         retry_errors=retry_errors,
+        repeats=repeats,
     )
     pipeline = create_pipeline(suite, suite.pipeline_class, suite.header.pipeline.params)
     pipeline._runtime = runtime
@@ -464,8 +474,9 @@ async def _arun_suite(
 def run_suite(suite: Suite | str | Path, **kwargs: Any) -> SuiteOutcome:
     """Load, check and run a suite file; the results are saved in the run store like any run.
 
-    ``judge`` overrides the suite's judge; ``store``, ``cache``, ``name``, ``tags`` and
-    ``progress`` are as for :func:`clineval.evaluate`.
+    ``judge`` overrides the suite's judge; ``store``, ``cache``, ``name``, ``tags``,
+    ``progress`` and ``repeats`` are as for :func:`clineval.evaluate` (with ``repeats``, each
+    case's pipeline call and scores run that many times; the case's value is their mean).
     """
     return run_sync(arun_suite(suite, **kwargs))
 
