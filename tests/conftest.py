@@ -23,6 +23,21 @@ def pytest_configure(config: pytest.Config) -> None:
     from here get the default disposition)."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # pytest-xdist gives its workers COLUMNS=80 and LINES=24; without them clineval prints
+        # as wide as it does with no terminal (CI), which is what the tests read
+        for name in ("COLUMNS", "LINES"):
+            os.environ.pop(name, None)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The default run is on two pytest-xdist workers (``-n 2 --dist loadgroup`` in
+    pyproject.toml; ``-n 0`` for one process). A test file's tests stay on one worker, so a
+    module's fixture (a local Ray instance, a viewer, a store) is made once; every browser
+    test runs on the same worker, since they share one store and one viewer per session."""
+    for item in items:
+        path = Path(str(item.fspath))
+        item.add_marker(pytest.mark.xdist_group("browser" if "browser" in path.parts else str(path)))
 
 
 # --- scripted OpenAI-compatible server (clineval.testing.server) -------------------

@@ -122,6 +122,8 @@ def test_failures_only_and_next_previous_keep_the_filter(page: Any, search_viewe
     open_page(page, search_viewer, f"/runs/{run}?q=warfarin")
     page.locator("#failures-only").check()
     page.locator("#cases-filters button[type=submit]").click()
+    page.wait_for_url("**failures=1**")  # the filtered table, not the one before it (a loaded machine)
+    expect(page.locator("#cases-count")).to_contain_text(f"2 of {N_CASES} cases")
     assert _ids(page) == ["case-047", "case-127"]
     expect(page.locator("#cases-table tr.row-wrong")).to_have_count(2)
     expect(page.locator("#cases-table td[data-verdict=fail]")).to_have_count(2)  # exact_match 0 in red
