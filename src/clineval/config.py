@@ -7,6 +7,7 @@ A run file is YAML::
     encoding: cp1252                # optional: the data file's text encoding (default UTF-8)
     mapping: {question: input}      # optional: their column -> case field
     agent: agent.py:run_agent       # optional: module:function or file.py:function
+                                    # ({target: ..., isolate: true}: in worker processes)
     executor: ray                   # optional: run on Ray (clineval[ray]); ray_address: auto
     metrics:
       - rouge
@@ -63,6 +64,9 @@ class AgentConfig(AgentSettings):
     """CPUs each Ray worker running this agent asks for (``--executor ray``; default 1)."""
     num_gpus: float | None = Field(default=None, ge=0, le=64)
     """GPUs each Ray worker running this agent asks for, e.g. 1 for an agent that loads a local model."""
+    isolate: bool = False
+    """Call the agent in worker processes (``--isolate-agent``), so that ``os._exit``, a crash in
+    native code or a blocked event loop fails one case, not the run (:mod:`clineval.runner.isolation`)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -117,6 +121,8 @@ class RunConfig(BaseModel):
         stored: dict[str, Any] = with_placeholders(self.model_dump(mode="json"), self.from_environment)
         if stored.get("review") is None:
             stored.pop("review", None)
+        if isinstance(stored.get("agent"), dict) and not stored["agent"].get("isolate"):
+            stored["agent"].pop("isolate", None)  # stored as before isolation existed
         if stored.get("repeats") == 1:  # a run without repeats is stored as before they existed
             stored.pop("repeats", None)
         return stored
