@@ -116,6 +116,47 @@ def test_directions_use_their_own_counts() -> None:
     assert s["f1"] == pytest.approx(2 * 0.25 / 1.25)
 
 
+
+def test_a_partly_contradicted_fact_is_a_distortion_and_a_partly_missing_one_is_not() -> None:
+    # Response facts: P1 partial/incorrect, P2 not_entailed/incorrect, P3 partial/missing,
+    # P4 not_entailed/missing, P5 entailed. Distortions are every non-entailed fact the
+    # reference contradicts, partial or not: P1 and P2 -> 2. Unsupported is only the
+    # wholly missing P4 -> 1 (P3 is partly supported).
+    # Reference facts: R1 partial/incorrect, R2 partial/missing, R3 not_entailed/missing.
+    # Omissions: R3 -> 1; partial omissions: R2 -> 1; partial inclusions: R1, R2 -> 2.
+    checks_p = fact_checks(
+        "precision",
+        [Fact(text=f"p{i}") for i in range(1, 6)],
+        [
+            Verdict(label="partial", reason="incorrect"),
+            Verdict(label="not_entailed", reason="incorrect"),
+            Verdict(label="partial", reason="missing"),
+            Verdict(label="not_entailed", reason="missing"),
+            Verdict(label="entailed"),
+        ],
+    )
+    checks_r = fact_checks(
+        "recall",
+        [Fact(text=f"r{i}") for i in range(1, 4)],
+        [
+            Verdict(label="partial", reason="incorrect"),
+            Verdict(label="partial", reason="missing"),
+            Verdict(label="not_entailed", reason="missing"),
+        ],
+    )
+    s = tbfact_scores(checks_p, checks_r)
+    assert s["distortions"] == 2.0
+    assert s["unsupported"] == 1.0
+    assert s["omissions"] == 1.0
+    assert s["partial_omissions"] == 1.0
+    assert s["partial_inclusions"] == 2.0
+    assert s["inclusions"] == 0.0
+    # precision (default: partial earns 0.5) = (0.5 + 0 + 0.5 + 0 + 1) / 5 = 0.4;
+    # recall = (0.5 + 0.5 + 0) / 3 = 1/3; F1 = 2 * 0.4 * (1/3) / (0.4 + 1/3) = (4/15) / (11/15) = 4/11
+    assert s["precision"] == pytest.approx(0.4)
+    assert s["recall"] == pytest.approx(1 / 3)
+    assert s["f1"] == pytest.approx(4 / 11)
+
 @pytest.mark.parametrize(
     ("policy", "expected"), [("strict", 2 / 7), ("default", 0.375 / 0.875), ("lenient", 4 / 7)]
 )
