@@ -226,3 +226,48 @@ def test_deeply_nested_jsonl_on_the_command_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "nested too deeply" in proc.stderr
     assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
+
+
+# -- a CSV row with fewer cells than the header -------------------------------------------
+
+
+def test_csv_short_row_is_refused_with_its_line_and_missing_columns(tmp_path: Path) -> None:
+    rows = _rows(4)
+    rows[2] = "2,question 2"  # physical line 3: no cell for 'reference'
+    path = tmp_path / "short.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert str(info.value) == (
+        f"{path}:3: fewer cells than columns: no cell for 'reference' "
+        "(end the row with a comma for an empty cell)"
+    )
+
+
+def test_csv_row_with_one_cell_names_every_missing_column(tmp_path: Path) -> None:
+    path = tmp_path / "short.csv"
+    path.write_text("id,input,reference\n1,q,a\n\n2\n", encoding="utf-8")  # the blank line 3 is skipped
+    with pytest.raises(
+        DatasetError, match=r"short\.csv:4: fewer cells than columns: no cell for 'input', 'reference'"
+    ):
+        load_dataset(path)
+
+
+def test_csv_empty_last_cell_is_a_full_row_without_a_value(tmp_path: Path) -> None:
+    path = tmp_path / "empty.csv"
+    path.write_text('id,input,reference\n1,q,a\n2,q,\n3,"two\nlines",\n', encoding="utf-8")
+    cases = load_dataset(path).cases
+    assert [(c.id, c.input, c.reference) for c in cases] == [
+        ("1", "q", "a"),
+        ("2", "q", None),
+        ("3", "two\nlines", None),
+    ]
+
+
+def test_csv_short_row_on_the_command_line_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "short.csv").write_text("id,response,reference\n1,a b,a b\n2,a b\n", encoding="utf-8")
+    proc = _cli("run", "--data", "short.csv", "-m", "token_f1", "-q", "--store", "s.db", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "short.csv:3: fewer cells than columns: no cell for 'reference'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "s.db").exists()  # refused before anything is stored

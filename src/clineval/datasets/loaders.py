@@ -402,6 +402,14 @@ def _read_csv(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
     for start, end, record in records:
         if end > start and _swallowed_rows(record, len(fieldnames), shapes):
             raise DatasetError(_unmatched_quote(path, start, end, lines, None))
+        # a short row (csv gives its missing columns None); an empty last cell, as in
+        # 'a,b,', is a cell (''), read as no value
+        missing = [column for column, value in record.items() if value is None]
+        if missing:
+            raise DatasetError(
+                f"{path}:{start}: fewer cells than columns: no cell for {', '.join(map(repr, missing))} "
+                "(end the row with a comma for an empty cell)"
+            )
     return [(end, {k: (v if v != "" else None) for k, v in record.items()}) for _, end, record in records]
 
 
