@@ -40,6 +40,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.xdist_group("browser" if "browser" in path.parts else str(path)))
 
 
+# Variables that steer the test run itself (opt-in suites, the browser), not clineval.
+_TEST_SWITCHES = frozenset(
+    {
+        "CLINEVAL_LLM_TESTS",
+        "CLINEVAL_LLM_VENV",
+        "CLINEVAL_SKIP_BROWSER",
+        "CLINEVAL_CHROMIUM",
+        "CLINEVAL_UPDATE_SCREENSHOTS",
+        "CLINEVAL_BROWSER_STORE_DIR",
+    }
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts without the developer's CLINEVAL_* / OPENAI_* / AZURE_* variables
+    (a CLINEVAL_JUDGE or OPENAI_API_KEY in the shell would change what commands do); the
+    switches of the test run itself stay. Commands the tests start inherit the cleaned
+    environment."""
+    for name in list(os.environ):
+        if name.startswith(("CLINEVAL_", "OPENAI_", "AZURE_")) and name not in _TEST_SWITCHES:
+            monkeypatch.delenv(name)
+
+
 # --- scripted OpenAI-compatible server (clineval.testing.server) -------------------
 
 

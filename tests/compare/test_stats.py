@@ -78,6 +78,18 @@ def test_paired_bootstrap_ci() -> None:
     assert paired_bootstrap_ci([1], [2]) is None
 
 
+def test_paired_bootstrap_default_is_95_percent_with_a_hand_worked_width() -> None:
+    # a = 0 everywhere, b = 50 ones and 50 zeros: the differences are those of
+    # tests/results/test_aggregate.py, Binomial(100, 1/2) / 100 per resample: the 95 %
+    # interval is (0.40, 0.60) (quantiles 40 and 60 of the binomial), a 90 % one (0.42, 0.58).
+    b = [1.0] * 50 + [0.0] * 50
+    ci = paired_bootstrap_ci([0.0] * 100, b)
+    assert ci is not None
+    assert ci[0] == pytest.approx(0.40, abs=0.005) and ci[1] == pytest.approx(0.60, abs=0.005)
+    ci90 = paired_bootstrap_ci([0.0] * 100, b, confidence=0.90)
+    assert ci90 is not None and ci90[1] - ci90[0] == pytest.approx(0.16, abs=0.01)
+
+
 # --- Holm -------------------------------------------------------------------------------
 
 

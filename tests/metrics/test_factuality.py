@@ -116,7 +116,6 @@ def test_directions_use_their_own_counts() -> None:
     assert s["f1"] == pytest.approx(2 * 0.25 / 1.25)
 
 
-
 def test_a_partly_contradicted_fact_is_a_distortion_and_a_partly_missing_one_is_not() -> None:
     # Response facts: P1 partial/incorrect, P2 not_entailed/incorrect, P3 partial/missing,
     # P4 not_entailed/missing, P5 entailed. Distortions are every non-entailed fact the
@@ -156,6 +155,7 @@ def test_a_partly_contradicted_fact_is_a_distortion_and_a_partly_missing_one_is_
     assert s["precision"] == pytest.approx(0.4)
     assert s["recall"] == pytest.approx(1 / 3)
     assert s["f1"] == pytest.approx(4 / 11)
+
 
 @pytest.mark.parametrize(
     ("policy", "expected"), [("strict", 2 / 7), ("default", 0.375 / 0.875), ("lenient", 4 / 7)]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from clineval.model import Case, ResultRecord, Score
 from clineval.results import aggregate, bootstrap_ci
 
@@ -64,3 +66,23 @@ def test_bootstrap_edge_cases() -> None:
 def test_single_value_has_no_std() -> None:
     (agg,) = aggregate([_r("1", "latency", Score(value=1.5))])
     assert agg.mean == 1.5 and agg.std is None and agg.ci_low is None
+
+
+# 50 ones and 50 zeros: the mean of a resample of 100 is Binomial(100, 1/2) / 100. Its 2.5 %
+# and 97.5 % quantiles are 40 and 60 (P(X <= 39) = 0.018 < 0.025 <= P(X <= 40) = 0.028, and
+# symmetrically), its 5 % and 95 % quantiles 42 and 58 (P(X <= 41) = 0.044 < 0.05 <=
+# P(X <= 42) = 0.067). So the 95 % interval is (0.40, 0.60), width 0.20, and a 90 % one
+# (0.42, 0.58), width 0.16; 2,000 resamples on the fixed stream land on these values.
+HALF_AND_HALF = [1.0] * 50 + [0.0] * 50
+
+
+def test_the_default_interval_is_95_percent_with_a_hand_worked_width() -> None:
+    low, high = bootstrap_ci(HALF_AND_HALF) or (math.nan, math.nan)
+    assert low == pytest.approx(0.40, abs=0.005) and high == pytest.approx(0.60, abs=0.005)
+    assert high - low == pytest.approx(0.20, abs=0.01)
+    assert bootstrap_ci(HALF_AND_HALF, confidence=0.95) == (low, high)
+    low90, high90 = bootstrap_ci(HALF_AND_HALF, confidence=0.90) or (math.nan, math.nan)
+    assert high90 - low90 == pytest.approx(0.16, abs=0.01)
+    # the table's interval is the default one
+    (agg,) = aggregate([_r(str(i), "m", Score(value=v)) for i, v in enumerate(HALF_AND_HALF)])
+    assert (agg.ci_low, agg.ci_high) == (low, high)
