@@ -597,6 +597,7 @@ async def arescore(
     tags: Mapping[str, str] | None = None,
     judge_concurrency: int | None = None,
     progress: bool | ProgressReporter | None = None,
+    keep_results: bool = True,
 ) -> EvalResult:
     """Async form of :func:`rescore`."""
     reporter = progress if not isinstance(progress, bool | None) else default_progress(progress)
@@ -610,7 +611,13 @@ async def arescore(
             source_base = RunConfig.from_stored(source.config, source.id).base_dir
         except ConfigError:
             source_base = RunConfig.model_validate(source.config).base_dir
-    cases = run_store.merged_cases(source.id)
+    cases: Sequence[Case] | CaseStream
+    if keep_results or str(run_store.path) == ":memory:":
+        cases = run_store.merged_cases(source.id)
+    else:  # read a chunk at a time, here and by the runner (clineval score)
+        from clineval.results.stored import stored_cases
+
+        cases = stored_cases(run_store, source.id)
     judge_config, judge_obj = _judge_from(judge)
     config = RunConfig(
         name=name or (f"{source.name} (rescored)" if source.name else None),
@@ -633,6 +640,8 @@ async def arescore(
         config, f"run {source.id}", cases, built, judge_instance, judge_config, source_run_id=source.id
     )
     run_store.create_run(record, cases)
+    if isinstance(cases, CaseStream):
+        return await session.run(record, None, built, None, judge_instance, keep_results=False)
     return await session.run(record, cases, built, None, judge_instance)
 
 
@@ -640,6 +649,8 @@ def rescore(run_ref: str, metrics: Sequence[MetricLike], **kwargs: Any) -> EvalR
     """Score a stored run's cases and agent outputs with other metrics, as a new run.
 
     The agent is not called again; the new run records the run it came from.
+    ``keep_results=False`` reads the cases a chunk at a time and returns a
+    :class:`~clineval.results.stored.StoredResult` (``clineval score``, bounded memory).
     """
     return run_sync(arescore(run_ref, metrics, **kwargs))
 

@@ -534,6 +534,7 @@ def score(
         tags=_pairs(tags, "--tag"),
         judge_concurrency=judge_concurrency,
         progress=None if not quiet else False,
+        keep_results=False,  # bounded memory: cases read and results written a chunk at a time
     )
     _show(result, group_by, False)
 

@@ -8,7 +8,10 @@ a chunk of cases at a time (:meth:`clineval.store.sqlite.RunStore.iter_case_rows
   the order :meth:`RunStore.load_results` gives, so that their bootstrap intervals are
   those of a result held in memory; grouped aggregates keep one label per case;
 * the unscored counts and reasons read the error results only;
-* :meth:`iter_cases` gives each case (with the agent's output) and its results.
+* :meth:`iter_cases` gives each case (with the agent's output) and its results;
+* :meth:`iter_case_scores` gives each case id and its results' scores (the per-case table);
+* :func:`stored_cases` is a run's cases with the agent's outputs as a stream (what
+  ``clineval score`` re-scores, a chunk at a time).
 
 ``cases``, ``results`` and ``to_pandas()`` load everything the first time they are used
 (as :func:`clineval.api.load_run` does), for code that wants lists.
@@ -21,6 +24,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple, cast
 
+from clineval.datasets.dataset import fingerprint_cases
+from clineval.datasets.streams import GeneratedCases
 from clineval.model import Case, ResultRecord, RunRecord
 from clineval.redaction import redact
 from clineval.results.aggregate import MetricAggregate, aggregate, group_value
@@ -197,3 +202,24 @@ class StoredResult(EvalResult):
         return self is other
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def stored_cases(store: RunStore, run_id: str) -> GeneratedCases:
+    """The run's cases with the agent's outputs, read a chunk at a time on each iteration.
+
+    Read through a connection of their own (``store`` may be writing the cases of a new run
+    from them, in one transaction); counted and fingerprinted by a first pass.
+    """
+    path = str(store.path)
+
+    def read() -> Iterator[Case]:
+        with RunStore(path, readonly=True) as reader:
+            for chunk in reader.iter_cases(run_id, merged=True):
+                yield from chunk
+
+    return GeneratedCases(
+        read=read,
+        source=f"run {run_id}",
+        n_cases=store.count_cases(run_id),
+        fingerprint_value=fingerprint_cases(read()),
+    )
