@@ -23,11 +23,12 @@ event loop is running, a new loop in a helper thread inside one (e.g. a notebook
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager, suppress
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -62,25 +63,114 @@ def _say(text: str) -> None:
         os.write(2, text.encode("utf-8", "replace"))
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM outside a run: as Ctrl-C (``KeyboardInterrupt``), remembered for the exit status."""
-    _received.append(signum)
-    handler = signal.getsignal(signal.SIGINT)
-    if callable(handler) and handler is not _on_sigterm:
-        handler(signal.SIGINT, frame)
-        return
-    raise KeyboardInterrupt
+class CommandInterrupted(BaseException):
+    """The ``clineval`` command was stopped by SIGINT or SIGTERM outside a run.
+
+    Raised by the command's handler (:func:`quiet_startup_interrupts`) and reported by
+    :func:`run_command` as ``interrupted``, exit 130 (143). Deliberately not a
+    ``KeyboardInterrupt``: click catches that around every command and turns it into
+    ``Aborted!``, exit 1. ``except Exception`` does not catch it, ``finally`` blocks run.
+    """
 
 
 _command_line: list[bool] = []
-"""Set by :func:`treat_sigterm_as_sigint`: this process is the ``clineval`` command."""
+"""Set by :func:`quiet_startup_interrupts`: this process is the ``clineval`` command."""
+
+_rearm: list[int] = []
+"""A signal whose :class:`CommandInterrupted` was swallowed (raised inside a ``__del__``)."""
 
 
-def treat_sigterm_as_sigint() -> None:
-    """Make SIGTERM stop the process the way Ctrl-C does (main thread only; the CLI calls this)."""
+def _on_command_signal(signum: int, frame: FrameType | None) -> None:
+    """The command's SIGINT and SIGTERM handler outside a run.
+
+    The first signal raises :class:`CommandInterrupted` where the main thread is; later
+    ones are ignored while it unwinds (the command only has its line to print), except
+    a third, which quits at once in case the command is stuck in code that swallowed it.
+    """
+    if _rearm:  # the first one was lost in a finalizer: raise it again, here
+        _rearm.clear()
+        raise CommandInterrupted(signum)
+    _received.append(signum)
+    if len(_received) == 1:
+        raise CommandInterrupted(signum)
+    if len(_received) >= 3:
+        _say(f"interrupted{interrupted_by()}: stopped at once\n")
+        os._exit(exit_code())
+
+
+def _on_unraisable(unraisable: Any) -> None:
+    """An interrupt raised inside a finalizer (``__del__``, a weakref callback) is not lost
+    (nor printed as "Exception ignored"): it is raised again once the finalizer is left."""
+    if isinstance(unraisable.exc_value, CommandInterrupted) and _received:
+        import _thread
+
+        _rearm.append(_received[0])
+        _thread.interrupt_main(signal.Signals(_received[0]))
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def _say_interrupted() -> int:
+    """Print the one line of a command stopped outside a run; its exit status."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)  # nothing left to stop: the line is printed whole
+    with suppress(OSError, ValueError):
+        sys.stdout.flush()
+    _say(f"interrupted{interrupted_by()}\n")
+    return exit_code()
+
+
+def quiet_startup_interrupts() -> None:
+    """Install the ``clineval`` command's SIGINT and SIGTERM handling (main thread only).
+
+    Called first thing when the command starts (``clineval/cli/__init__.py``, before
+    click, rich or pydantic are imported): from then on a signal at any moment ends the
+    command with one line, ``interrupted`` (``interrupted (SIGTERM)``), and exit 130
+    (143), or, during a run, as :func:`run_main` describes. Uncaught while the command
+    still imports its modules, the interrupt is reported by ``sys.excepthook``.
+    """
+    if threading.current_thread() is not threading.main_thread() or _command_line:
+        return
+    _command_line.append(True)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _on_command_signal)
+    previous = sys.excepthook
+
+    def hook(exc_type: type[BaseException], exc: BaseException, tb: Any) -> None:
+        if issubclass(exc_type, CommandInterrupted | KeyboardInterrupt):
+            os._exit(_say_interrupted())
+        previous(exc_type, exc, tb)
+
+    sys.excepthook = hook
+    sys.unraisablehook = _on_unraisable
+    # Registered first, so it runs after every other exit handler: from there to the end of
+    # the process (where Python resets its handlers to the default) signals are ignored.
+    atexit.register(_ignore_signals)
+
+
+def _ignore_signals() -> None:
     if threading.current_thread() is threading.main_thread():
-        _command_line.append(True)
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+
+
+def run_command(command: Callable[[], object]) -> NoReturn:
+    """Run the ``clineval`` command (click's entry point) and end the process.
+
+    An interrupt outside a run (:class:`CommandInterrupted`, or a ``KeyboardInterrupt``
+    that reached this far) prints ``interrupted`` and exits 130 (143 after SIGTERM),
+    whatever click was doing; every ending goes through :func:`finish`.
+    """
+    quiet_startup_interrupts()
+    try:
+        try:
+            command()
+            code: Any = 0
+        except SystemExit as exc:
+            code = exc.code
+    except (CommandInterrupted, KeyboardInterrupt):
+        code = _say_interrupted()
+    finish(code)
 
 
 @contextmanager
@@ -112,7 +202,7 @@ def _cancel_on_signal(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) 
     for signum in (signal.SIGINT, signal.SIGTERM):
         current = signal.getsignal(signum)
         # Only handlers nobody chose (Python's defaults, or the CLI's SIGTERM) are replaced.
-        if current in (signal.default_int_handler, signal.SIG_DFL, _on_sigterm):
+        if current in (signal.default_int_handler, signal.SIG_DFL, _on_command_signal):
             previous[signum] = current
             signal.signal(signum, _on_signal)
     try:
@@ -186,12 +276,21 @@ def finish(code: Any) -> NoReturn:
     returns is abandoned when its call times out. When any are still running, the
     results are already printed and saved: say how many, flush the output and leave with
     ``os._exit``, which neither waits for them nor lets a stuck thread disturb the
-    interpreter's shutdown. A signal from here on ends the process at once, quietly.
+    interpreter's shutdown. Signals from here on are ignored (the command only prints
+    and exits; its status stays), except a third signal in all, which quits at once with
+    it; once the exit handlers have run, Python's last steps ignore them too (a Python
+    handler would be reset to the default, which kills the process by the signal).
     """
     status = 0 if code is None else code if isinstance(code, int) else 1
     if threading.current_thread() is threading.main_thread():
+
+        def _late(signum: int, frame: FrameType | None) -> None:
+            _received.append(signum)
+            if len(_received) >= 3:
+                os._exit(status)
+
         for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, lambda *_: os._exit(status))
+            signal.signal(signum, _late)
     threads = sys.modules.get("clineval.runner.threads")
     stuck = threads.abandoned_calls() if threads is not None else 0
     if not stuck:
@@ -207,18 +306,3 @@ def finish(code: Any) -> NoReturn:
         with suppress(OSError, ValueError):
             stream.flush()
     os._exit(status)
-
-
-def quiet_startup_interrupts() -> None:
-    """For the ``clineval`` command: Ctrl-C (or SIGTERM) while it is still importing prints
-    "interrupted" and exits 130 (143) instead of a traceback."""
-    previous = sys.excepthook
-
-    def hook(exc_type: type[BaseException], exc: BaseException, tb: Any) -> None:
-        if issubclass(exc_type, KeyboardInterrupt):
-            _say(f"interrupted{interrupted_by()}\n")
-            os._exit(exit_code())
-        previous(exc_type, exc, tb)
-
-    sys.excepthook = hook
-    treat_sigterm_as_sigint()

@@ -734,15 +734,11 @@ def metrics_cmd() -> None:
 
 def main() -> None:
     """The ``clineval`` command. It ends once its output is printed, even when agent calls are
-    stuck (see :func:`clineval.interrupts.finish`); SIGTERM stops it as Ctrl-C does."""
-    from clineval.interrupts import finish, treat_sigterm_as_sigint
+    stuck (see :func:`clineval.interrupts.finish`); SIGTERM stops it as Ctrl-C does (see
+    :func:`clineval.interrupts.run_command`)."""
+    from clineval.interrupts import run_command
 
-    treat_sigterm_as_sigint()
-    try:
-        cli()
-    except SystemExit as exc:
-        finish(exc.code)
-    finish(0)
+    run_command(cli)  # an interrupt anywhere: "interrupted", 130 (143), never click's "Aborted!"
 
 
 if __name__ == "__main__":  # pragma: no cover
