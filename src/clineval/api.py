@@ -144,7 +144,13 @@ class _Session:
             caller = None
             if agent is not None:
                 settings = self.config.agent or AgentConfig(target="python:agent")
-                caller = AgentCaller(agent, settings)
+                pool = None
+                if settings.isolate and self.config.executor == "local":  # Ray workers are processes already
+                    from clineval.runner.isolation import AgentPool, AgentRecipe
+
+                    recipe = AgentRecipe.of(settings.target, settings.args, self.config.folder, agent)
+                    pool = AgentPool(recipe, settings.concurrency)
+                caller = AgentCaller(agent, settings, pool)
             executor = None
             if self.config.executor == "ray":
                 from clineval.runner.ray_executor import executor_for
@@ -226,7 +232,7 @@ def _given(value: Any) -> bool:
 def _built_agent(config: RunConfig) -> AgentFn:
     """The agent the configuration names; on Ray, a class is created on each worker, not here."""
     assert config.agent is not None
-    if config.executor == "ray":
+    if config.executor == "ray" or config.agent.isolate:  # a class is created where it is called
         from clineval.runner.ray_executor import agent_for_workers
 
         return agent_for_workers(config.agent, config.folder)

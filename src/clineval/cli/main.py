@@ -198,6 +198,11 @@ def cli() -> None:
     type=click.IntRange(1, 10),
     help="Attempts per agent call; only rate limits, timeouts and server errors are retried.",
 )
+@click.option(
+    "--isolate-agent",
+    is_flag=True,
+    help="Call the agent in worker processes: os._exit, a crash or a blocked event loop fails one case.",
+)
 @click.option("--judge-concurrency", type=click.IntRange(1, 1024), help="Judge calls at once.")
 @judge_limit_options
 @click.option("--no-cache", is_flag=True, help="Do not read or write the judge cache.")
@@ -233,6 +238,7 @@ def run(
     concurrency: int | None,
     agent_timeout: float | None,
     agent_attempts: int | None,
+    isolate_agent: bool,
     judge_concurrency: int | None,
     judge_rpm: float | None,
     judge_tpm: float | None,
@@ -266,6 +272,8 @@ def run(
         agent_settings["timeout_s"] = agent_timeout
     if agent_attempts:
         agent_settings["max_attempts"] = agent_attempts
+    if isolate_agent:
+        agent_settings["isolate"] = True
     run_on = executor_settings(executor, ray_address, ray_workers)
     if resume:
         refused = {
@@ -280,6 +288,7 @@ def run(
             "--concurrency": concurrency,
             "--agent-timeout": agent_timeout,
             "--agent-attempts": agent_attempts,
+            "--isolate-agent": isolate_agent,
             "--repeats": repeats,
         }
         given = [option for option, value in refused.items() if value]
@@ -335,6 +344,7 @@ def run(
                 "--map": mapping,
                 "--agent-timeout": agent_timeout,
                 "--agent-attempts": agent_attempts,
+                "--isolate-agent": isolate_agent,
                 "--concurrency": concurrency,
             }.items()
             if value
@@ -393,7 +403,9 @@ def run(
     config = config.model_copy(update=updates)
     if agent_settings:
         if config.agent is None:
-            raise ConfigError("--concurrency, --agent-timeout and --agent-attempts need an agent (--agent)")
+            raise ConfigError(
+                "--concurrency, --agent-timeout, --agent-attempts and --isolate-agent need an agent (--agent)"
+            )
         config.agent = config.agent.model_copy(update=agent_settings)
     if judge_concurrency:
         config.judge = config.judge.model_copy(update={"concurrency": judge_concurrency})

@@ -23,7 +23,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,6 +31,9 @@ from clineval.model import AgentOutput, AgentRun, Case, ToolCall
 from clineval.model.case import trajectory_from_text
 from clineval.resilience import AdaptiveLimiter, CallTimedOut, RetryPolicy, call_with_retries
 from clineval.runner.threads import AgentAborted, aborted, call_in_thread
+
+if TYPE_CHECKING:
+    from clineval.runner.isolation import AgentPool, WorkerLease
 
 AgentFn = Callable[..., Any]
 
@@ -106,11 +109,13 @@ def _jsonable(value: Any) -> bool:
 class AgentCaller:
     """Calls one agent with bounded concurrency, a timeout and bounded retries."""
 
-    def __init__(self, agent: AgentFn, settings: AgentSettings):
+    def __init__(self, agent: AgentFn, settings: AgentSettings, pool: AgentPool | None = None):
+        """``pool``: call the agent in worker processes (:mod:`clineval.runner.isolation`)."""
         if not callable(agent):
             raise TypeError("the agent must be callable")
         self.agent = agent
         self.settings = settings
+        self.pool = pool
         self.limiter = AdaptiveLimiter(settings.concurrency)
         self._policy = RetryPolicy(max_attempts=settings.max_attempts, timeout_s=settings.timeout_s)
         target = agent if inspect.isroutine(agent) else getattr(agent, "__call__", agent)  # noqa: B004
@@ -126,10 +131,12 @@ class AgentCaller:
             return [t.model_dump(mode="json", exclude_none=True) for t in case.input]
         return case.input
 
-    async def _invoke(self, case: Case) -> Any:
+    async def _invoke(self, case: Case, lease: WorkerLease | None) -> Any:
         args: tuple[Any, ...] = (self._agent_input(case),)
         kwargs: dict[str, Any] = {"case": case} if self._wants_case else {}
         try:
+            if lease is not None:
+                return await lease.call(args[0], case)
             if self._is_async:
                 return await self.agent(*args, **kwargs)
             result = await call_in_thread(self.agent, *args, **kwargs)
@@ -144,18 +151,25 @@ class AgentCaller:
     async def run(self, case: Case) -> AgentOutput:
         attempts = 0
         last_latency = 0.0
+        lease = self.pool.lease() if self.pool is not None else None
 
         async def attempt() -> Any:
             nonlocal attempts, last_latency
             attempts += 1
             start = time.perf_counter()
             try:
-                return await self._invoke(case)
+                return await self._invoke(case, lease)
             finally:
                 last_latency = time.perf_counter() - start
 
         try:
-            result = await call_with_retries(attempt, policy=self._policy, limiter=self.limiter)
+            pace = lease.ready if lease is not None else None  # a worker process, before the timeout
+            try:
+                policy, limiter = self._policy, self.limiter
+                result = await call_with_retries(attempt, policy=policy, limiter=limiter, pace=pace)
+            finally:
+                if lease is not None:
+                    lease.release()
             response, trajectory, contexts, extra = _output_from(result)
             return AgentOutput(
                 response=response,
@@ -182,7 +196,10 @@ class AgentCaller:
         )
 
     def close(self) -> None:
-        """Nothing to release: calls still running (timed out) finish in their daemon threads."""
+        """End the worker processes, if any; calls still running in-process (timed out)
+        finish in their daemon threads."""
+        if self.pool is not None:
+            self.pool.close()
 
 
 def _from_signal(exc: BaseException) -> bool:
