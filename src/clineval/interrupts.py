@@ -276,24 +276,33 @@ def finish(code: Any) -> NoReturn:
     returns is abandoned when its call times out. When any are still running, the
     results are already printed and saved: say how many, flush the output and leave with
     ``os._exit``, which neither waits for them nor lets a stuck thread disturb the
-    interpreter's shutdown. Signals from here on are ignored (the command only prints
-    and exits; its status stays), except a third signal in all, which quits at once with
-    it; once the exit handlers have run, Python's last steps ignore them too (a Python
-    handler would be reset to the default, which kills the process by the signal).
+    interpreter's shutdown. Signals from here on are ignored: the command only prints and
+    exits, with its own status. Only while Python shuts down (exit handlers, threads an
+    agent left running) does a third signal quit at once, with that status; from the
+    last exit handler on they are ignored again (a Python handler would be reset to the
+    default there, and the process would die by the signal).
     """
     status = 0 if code is None else code if isinstance(code, int) else 1
-    if threading.current_thread() is threading.main_thread():
-
-        def _late(signum: int, frame: FrameType | None) -> None:
-            _received.append(signum)
-            if len(_received) >= 3:
-                os._exit(status)
-
+    on_main = threading.current_thread() is threading.main_thread()
+    if on_main:
         for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, _late)
+            signal.signal(signum, signal.SIG_IGN)
     threads = sys.modules.get("clineval.runner.threads")
     stuck = threads.abandoned_calls() if threads is not None else 0
     if not stuck:
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):
+                stream.flush()
+        if on_main:
+            late: list[int] = []
+
+            def _late(signum: int, frame: FrameType | None) -> None:
+                late.append(signum)
+                if len(late) >= 3:
+                    os._exit(status)
+
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, _late)
         raise SystemExit(code)
     if not isinstance(code, int | None):
         print(code, file=sys.stderr)
