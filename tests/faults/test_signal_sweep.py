@@ -218,7 +218,10 @@ def test_signal_while_click_loads_a_command_is_not_aborted(
     proc = subprocess.Popen(
         _clineval("report", "latest", "--store", "none.db"),
         cwd=tmp_path,
-        env=_env(PYTHONPATH=str(hooks), IMPORT_MARKER=str(marker)),
+        env=_env(
+            PYTHONPATH=os.pathsep.join(filter(None, [str(hooks), os.environ.get("PYTHONPATH")])),
+            IMPORT_MARKER=str(marker),
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
