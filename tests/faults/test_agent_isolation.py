@@ -47,6 +47,14 @@ def exits(question):
     if question == "q3":
         os._exit(3)
     return "ok " + question
+
+
+def picky(question, case):
+    if case.id == "c01":
+        raise ValueError("bad " + question)
+    if case.id == "c02":
+        raise SystemExit(4)
+    return {"response": "ok " + question, "seen": case.id}
 """
 
 CLEAN_ENV_KEYS = ("CLINEVAL_JUDGE", "CLINEVAL_STORE", "OPENAI_API_KEY", "COLUMNS")
@@ -143,3 +151,29 @@ def test_without_isolation_the_agent_runs_in_process(tmp_path: Path) -> None:
     with sqlite3.connect(folder / "s.db") as db:
         (record,) = db.execute("SELECT record FROM runs").fetchone()
     assert "isolate" not in json.loads(record)["config"]["agent"]  # stored as before isolation existed
+
+
+def test_isolated_calls_fail_and_answer_as_in_process_ones(tmp_path: Path) -> None:
+    from clineval import evaluate
+    from clineval.config import AgentConfig
+
+    folder = _workspace(tmp_path, n=4)
+    answers = {}
+    for isolate in (False, True):
+        agent = AgentConfig(target=str(folder / "agents.py") + ":picky", isolate=isolate, concurrency=2)
+        data = folder / "cases.jsonl"
+        result = evaluate(data, metrics=["exact_match"], agent=agent, store=None, progress=False)
+        answers[isolate] = [
+            (c.id, c.response, c.metadata.get("agent_output"), c.agent_run and c.agent_run.error)
+            for c in result.cases
+        ]
+    assert (
+        answers[True]
+        == answers[False]
+        == [
+            ("c00", "ok q0", {"seen": "c00"}, None),
+            ("c01", None, None, "ValueError: bad q1"),
+            ("c02", None, None, "the agent called sys.exit(4)"),
+            ("c03", "ok q3", {"seen": "c03"}, None),
+        ]
+    )

@@ -262,6 +262,8 @@ def worker_main(fd: int) -> None:
         conn.send(("error", f"the agent cannot be created in its worker process: {message}"))
         return
     wants_case = _wants_case(agent)
+    if wants_case:
+        import clineval.model  # noqa: F401 - what unpickling a case needs, loaded before the first call
     conn.send(("ready", wants_case))
     loop: asyncio.AbstractEventLoop | None = None
     while True:
