@@ -25,7 +25,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 MASK = "***"
@@ -42,7 +42,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
     (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=*-]{6,}"), r"\1 " + MASK, ("bearer",)),
     # OpenAI-style keys: sk-..., sk-proj-..., sk-ant-...
     (re.compile(r"\bsk-[A-Za-z0-9_*-]{6,}"), "sk-" + MASK, ("sk-",)),
-    # api-key: VALUE, api_key=VALUE, "password": "VALUE", access_token=VALUE, ...
+    # api-key: VALUE, api_key=VALUE, "password": "VALUE", access_token=VALUE, ... (_SETTING)
     (
         re.compile(
             r"(?i)\b((?:x-)?api[-_ ]?key|access[-_]?token|refresh[-_]?token|client[-_]?secret"
@@ -71,6 +71,10 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
         ("key", "auth", "credential", "secret"),
     ),
 )
+_SETTING = 3
+"""The pattern for ``name: value`` settings: not applied to the words of a message that
+clineval composed (``judge.api_key: unknown field`` names a field, it holds no value)."""
+_MESSAGE_PATTERNS = _PATTERNS[:_SETTING] + _PATTERNS[_SETTING + 1 :]
 _HINTS = frozenset(hint for _, _, hints in _PATTERNS for hint in hints)
 # One search for any hint at all: most texts have none, and then no pattern is tried.
 _ANY_HINT = re.compile("|".join(re.escape(hint) for hint in sorted(_HINTS)))
@@ -143,7 +147,11 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     return _redact(text, secret_values(env))
 
 
-def _redact(text: str, values: tuple[str, ...]) -> str:
+def _redact(
+    text: str,
+    values: tuple[str, ...],
+    patterns: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = _PATTERNS,
+) -> str:
     for value in values:
         if value in text:
             text = text.replace(value, MASK)
@@ -151,10 +159,70 @@ def _redact(text: str, values: tuple[str, ...]) -> str:
     if not _ALWAYS_TRIED and _ANY_HINT.search(lowered) is None:
         return text
     present = {hint for hint in _HINTS if hint in lowered}
-    for pattern, replacement, hints in _PATTERNS:
+    for pattern, replacement, hints in patterns:
         if not hints or not present.isdisjoint(hints):
             text = pattern.sub(replacement, text)
     return text
+
+
+_WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
+
+
+def mask_message(text: str, values: Any = (), also: Iterable[str] = ()) -> str:
+    """A message clineval composed around values (a configuration error), with the values
+    masked and its own words kept.
+
+    ``values`` are what the message is about (a value read from a file: a string, or
+    mappings and lists of them) and ``also`` other secrets (values read from ``${NAME}``).
+    Each string among ``values`` that :func:`redact` would change, or that holds one of
+    ``also``, is replaced by its masked form where the message quotes it (and where it
+    stands bare, unless it is plain words). Secret values of the environment are masked
+    the same way, and credential-shaped strings (``sk-...``, ``Bearer ...``, tokens) wherever
+    they are. The ``name: value`` setting pattern is not applied: in such a message a name
+    followed by a colon is a field (``judge.api_key: unknown field``), and a secret that
+    equals a word (``unknown``) does not eat that word."""
+    if not text:
+        return text
+    extra = sorted({s for s in also if len(s) >= _MIN_ALSO}, key=len, reverse=True)
+    found: dict[str, str] = {}
+    for value in _strings(values):
+        masked = redact(value)
+        for secret in extra:
+            masked = masked.replace(secret, MASK)
+        if masked != value:
+            found[value] = masked
+    for value in secret_values():
+        found.setdefault(value, MASK)
+    for value in sorted(found, key=len, reverse=True):
+        masked = found[value]
+        for quote in ("'", '"'):
+            text = text.replace(f"{quote}{value}{quote}", f"{quote}{masked}{quote}")
+        if _WORDS.fullmatch(value) is None:
+            text = text.replace(value, masked)
+    return _redact(text, (), _MESSAGE_PATTERNS)
+
+
+_MIN_ALSO = 4
+
+
+def _strings(value: Any) -> list[str]:
+    """The strings in a JSON-like value (keys too), each also in its ``repr`` spelling."""
+    if isinstance(value, str):
+        spelled = repr(value)[1:-1]
+        return [value, spelled] if spelled != value else [value]
+    if isinstance(value, Mapping):
+        return [s for k, v in value.items() for s in _strings(k) + _strings(v)]
+    if isinstance(value, list | tuple | set):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def error_text(exc: BaseException) -> str:
+    """A user error's message as it is shown: masked by :func:`redact`, unless the error
+    was composed with its values masked already (``exc.masked``, see :func:`mask_message`:
+    masking it again would take words for values)."""
+    text = str(exc)
+    return text if getattr(exc, "masked", False) is True else redact(text)
 
 
 def redact_json(text: str) -> str:

@@ -8,6 +8,7 @@ the offline-judge notice appears only on runs that use the judge.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 from clineval.config import load_run_config
 from clineval.errors import ConfigError
 from clineval.metrics.registry import build_metric
+from clineval.redaction import error_text, mask_message
 from clineval.suites.loader import load_suite
 from clineval.suites.source import SuiteError
 
@@ -34,7 +36,9 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (3 * 1024**3, 3 * 1024**3))
 
 
-def _cli(*args: str, cwd: Path, limit_memory: bool = False) -> subprocess.CompletedProcess[str]:
+def _cli(
+    *args: str, cwd: Path, limit_memory: bool = False, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     limit = limit_memory and sys.platform != "win32"
     return subprocess.run(
         [sys.executable, "-m", "clineval.cli.main", *args],
@@ -43,6 +47,7 @@ def _cli(*args: str, cwd: Path, limit_memory: bool = False) -> subprocess.Comple
         text=True,
         timeout=120,
         preexec_fn=_limit_memory if limit else None,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -327,3 +332,60 @@ def test_offline_notice_only_when_a_metric_uses_the_judge(tmp_path: Path) -> Non
     judged = _cli("run", "--data", "cases.jsonl", "-m", "faithfulness", "-q", "--store", "s.db", cwd=tmp_path)
     assert judged.returncode == 0, judged.stderr
     assert "offline judge" in judged.stdout
+
+
+# -- masking hides values, never the words of the message -------------------------------
+
+
+def test_a_misplaced_api_key_is_an_unknown_field_and_its_value_is_masked(tmp_path: Path) -> None:
+    _run_file(
+        tmp_path,
+        "data: cases.jsonl\nmetrics: [token_f1]\njudge:\n  api_key: sk-proj-abcdefghijklmnop\n",
+    )
+    # a secret that equals words of the message does not eat them either
+    proc = _cli("run", "run.yaml", "-q", "--store", "s.db", cwd=tmp_path, env={"MY_API_KEY": "unknown field"})
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: run.yaml:4: judge.api_key: unknown field"
+
+
+def test_a_secret_quoted_by_a_config_error_is_masked_and_the_words_stay(tmp_path: Path) -> None:
+    _run_file(tmp_path, "data: cases.jsonl\nmetrics: [token_f1]\nencoding: ${CODEC_TOKEN}\n")
+    proc = _cli(
+        "run", "run.yaml", "-q", "--store", "s.db", cwd=tmp_path, env={"CODEC_TOKEN": "sk-abcdefghijklmnop"}
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "error: run.yaml:3: encoding: unknown encoding '***'; "
+        "use a Python codec name such as utf-8, cp1252 or latin-1"
+    )
+    assert "abcdefgh" not in proc.stderr
+
+
+def test_a_metric_setting_named_like_a_key_keeps_its_message(tmp_path: Path) -> None:
+    path = _run_file(
+        tmp_path,
+        "data: cases.jsonl\nmetrics:\n  - name: rouge\n    args: {api_key: ghp_abcdefghijklmnopqrstuvwx}\n",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_run_config(path)
+    assert error_text(info.value) == (
+        f"{path}:4: metrics[0].args.api_key: metric 'rouge': unknown setting 'api_key' "
+        "(its settings: rouge_type, use_stemmer)"
+    )
+
+
+def test_mask_message_masks_the_values_and_keeps_the_words() -> None:
+    env = {"MY_API_KEY": "required", "OTHER_TOKEN": "hunter2-hunter2"}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        # the word 'required' stays; the quoted value and the bare secret go
+        assert mask_message("required: got 'required'", "required") == "required: got '***'"
+        assert mask_message("got hunter2-hunter2 here") == "got *** here"
+        assert (
+            mask_message("setting 'password': expected a string") == "setting 'password': expected a string"
+        )
+        # credential shapes are still masked anywhere
+        assert mask_message("server said Bearer abcdef123456") == "server said Bearer ***"
+        # a plain error is masked whole, as before
+        assert error_text(ConfigError("password: hunter2")) == "password: ***"

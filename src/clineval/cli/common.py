@@ -15,7 +15,7 @@ from rich.text import Text
 
 from clineval.errors import ClinevalError, ConfigError, RunInterrupted
 from clineval.interrupts import exit_code, interrupted_by
-from clineval.redaction import redact
+from clineval.redaction import error_text
 from clineval.store import DEFAULT_STORE
 
 if TYPE_CHECKING:  # imported in judge_option: start-up stays light
@@ -46,7 +46,7 @@ def friendly(fn: F) -> F:
         except ClinevalError as exc:
             # Masked: an error may quote a server's answer that echoes a key.
             err.print(
-                Text.assemble(("error: ", "bold red"), redact(str(exc))), highlight=False, soft_wrap=True
+                Text.assemble(("error: ", "bold red"), error_text(exc)), highlight=False, soft_wrap=True
             )
             sys.exit(2)
         except RunInterrupted as exc:

@@ -37,6 +37,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from clineval.errors import ConfigError
+from clineval.redaction import mask_message, redact
 
 PathKey = tuple[str | int, ...]
 INCLUDE_KEY = "include"
@@ -65,6 +66,9 @@ class _Refused(Exception):
         self.location = location
 
 
+_MISSING: Any = object()
+
+
 @dataclass(frozen=True)
 class Location:
     file: str
@@ -81,15 +85,22 @@ class Problem:
     location: Location | None
     field: str
     message: str
+    masked: bool = False
+    """Whether ``message`` was composed with its values masked (:meth:`Document.problem`);
+    otherwise it is masked when shown. The field and the message are masked apart, so that
+    a field name followed by a colon is never taken for a secret setting."""
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""
-        what = f"{self.field}: " if self.field else ""
-        return f"{where}{what}{self.message}"
+        what = f"{redact(self.field)}: " if self.field else ""
+        return f"{where}{what}{self.message if self.masked else redact(self.message)}"
 
 
 class SuiteError(ConfigError):
-    """A file with one or more problems; the message lists every one of them."""
+    """A file with one or more problems; the message lists every one of them, masked
+    (:attr:`Problem.masked`): it is shown as it is."""
+
+    masked = True
 
     def __init__(self, problems: Iterable[Problem], source: str | None = None):
         self.problems = sorted(
@@ -146,8 +157,20 @@ class Document:
                 return None
             key = key[:-1]
 
-    def problem(self, path: PathKey, message: str) -> Problem:
-        return Problem(self.where(path), field_name(path), message)
+    def value(self, path: PathKey) -> Any:
+        """The data at ``path`` (None where there is none)."""
+        node = self.data
+        for part in path:
+            node = _child(node, part)
+            if node is _MISSING:
+                return None
+        return node
+
+    def problem(self, path: PathKey, message: str, value: Any = _MISSING) -> Problem:
+        """A problem at ``path``; the message is masked by the values it is about (``value``,
+        by default the data at ``path``), its words kept (:func:`mask_message`)."""
+        about = self.value(path) if value is _MISSING else value
+        return Problem(self.where(path), field_name(path), mask_message(message, about, self.secrets), True)
 
     def validation_problems(self, exc: ValidationError, base: PathKey = ()) -> list[Problem]:
         """A pydantic error as located problems (``base`` is where the validated value sits)."""
@@ -162,7 +185,7 @@ class Document:
                 message = "required field is missing"
             else:
                 message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-            found.append(self.problem(path, message))
+            found.append(self.problem(path, message, [err.get("input"), self.value(path)]))
         return found
 
 
@@ -185,9 +208,6 @@ def _real_path(data: Any, base: PathKey, loc: tuple[str | int, ...]) -> PathKey:
         path.append(part)
         node = child
     return tuple(path)
-
-
-_MISSING = object()
 
 
 def _child(node: Any, part: str | int) -> Any:
