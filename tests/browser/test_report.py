@@ -58,6 +58,11 @@ def test_quickstart_report_shows_tbfact_evidence_offline(
     recall = tbfact.locator(".ev-side[data-side=recall]")
     expect(precision.locator("tr.ev-fact-row")).to_have_count(3)
     expect(recall.locator("tr.ev-fact-row")).to_have_count(8)
+    # a report opens its fact tables on the facts short of entailed; the switch shows them all
+    switch = precision.locator("input.ev-only-problems")
+    expect(switch).to_be_checked()
+    expect(precision.locator("tr.ev-fact-row.ev-v-entailed").first).to_be_hidden()
+    switch.uncheck()
     expect(precision.locator("tr.ev-fact-row").first).to_be_visible()
     expect(precision.locator("tr.ev-fact-row").first).to_contain_text(
         "non-ST-elevation myocardial infarction"

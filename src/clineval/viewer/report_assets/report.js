@@ -9,6 +9,10 @@
     var all = scope.querySelectorAll('details');
     for (var i = 0; i < all.length; i++) { all[i].open = open; }
   });
+  // Fact tables open on the facts short of entailed (the switch above each table shows all):
+  // a reader of a report comes for what went wrong, and a long correct text is all rows.
+  var only = document.querySelectorAll('input.ev-only-problems');
+  for (var k = 0; k < only.length; k++) { only[k].checked = true; }
   // Print everything: open the folds first.
   window.addEventListener('beforeprint', function () {
     var all = document.querySelectorAll('details');
