@@ -67,12 +67,20 @@ def _pairs(values: Sequence[str], what: str) -> dict[str, str]:
     return out_map
 
 
-def _show(result: EvalResult, by: str | None, cases: bool, all_sub_scores: bool = False) -> None:
+def _show(
+    result: EvalResult, by: str | None, cases: bool, all_sub_scores: bool = False, **case_rows: Any
+) -> None:
     from clineval.cli.suite import suite_extras
     from clineval.results import render
 
     render.print_result(
-        result, out, by=by, cases=cases, all_sub_scores=all_sub_scores, extra=suite_extras(result)
+        result,
+        out,
+        by=by,
+        cases=cases,
+        all_sub_scores=all_sub_scores,
+        extra=suite_extras(result),
+        **case_rows,
     )
 
 
@@ -599,6 +607,17 @@ def _run_matches(run: RunRecord, tags: dict[str, str], name: str | None) -> bool
 @click.argument("run_ref", required=False)
 @click.option("--group-by", help="Also show aggregates grouped by this metadata field.")
 @click.option("--cases", "show_cases", is_flag=True, help="Show the per-case score table.")
+@click.option(
+    "--limit",
+    "case_limit",
+    default=100,
+    show_default=True,
+    type=click.IntRange(0),
+    help="With --cases: show this many cases (0: every case, streamed).",
+)
+@click.option(
+    "--offset", "case_offset", default=0, type=click.IntRange(0), help="With --cases: skip this many."
+)
 @click.option("--all-sub-scores", is_flag=True, help="Show every sub-score row, not only the first few.")
 @click.option(
     "--by",
@@ -615,6 +634,8 @@ def show(
     run_ref: str | None,
     group_by: str | None,
     show_cases: bool,
+    case_limit: int,
+    case_offset: int,
     all_sub_scores: bool,
     by_period: str | None,
     worst: int,
@@ -658,7 +679,9 @@ def show(
     out.print(details)
     if not gates.active:  # with gates, apply_gates refuses an incomplete run (exit 2) instead
         warn_if_incomplete(store_path, run_.id)
-    _show(result, group_by, show_cases, all_sub_scores)
+    _show(
+        result, group_by, show_cases, all_sub_scores, case_offset=case_offset, case_limit=case_limit or None
+    )
     if "calibration" in run_.tags:
         store_hint = "" if store_path.endswith(".clineval/clineval.db") else f" --store {store_path}"
         out.print(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Sequence, Set
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,11 @@ def _when(stamp: float | None) -> str:
 #: Sub-score rows shown per metric in the results table; the rest are counted in a note
 #: (every sub-score stays in the store, ``clineval show --all-sub-scores`` and exports).
 SUB_SCORE_ROWS = 8
+
+#: Rows of the per-case table printed at once (one table; more are printed as one long table).
+_CASE_CHUNK = 500
+#: Rows of the per-case table shown unless asked for more (``clineval show --cases --limit``).
+CASE_ROWS = 100
 
 
 def limit_sub_scores(
@@ -171,9 +177,12 @@ def print_result(
     cases: bool = False,
     all_sub_scores: bool = False,
     extra: RenderableType | None = None,
+    case_offset: int = 0,
+    case_limit: int | None = CASE_ROWS,
 ) -> None:
-    """The run header, the aggregate table, ``extra`` (e.g. a suite's case table), unscored
-    reasons and where the data is."""
+    """The run header, the per-case table (with ``cases``: ``case_limit`` cases from the
+    ``case_offset``-th, streamed), the aggregate table, ``extra`` (e.g. a suite's case table),
+    unscored reasons and where the data is."""
     run = result.run
     console.print(run_header(run))
     notice = judge_notice(run)
@@ -185,7 +194,9 @@ def print_result(
             highlight=False,
         )
     if cases:
-        console.print(cases_table(result))
+        print_cases(
+            result, console, offset=case_offset, limit=case_limit, more_hint=f"clineval show {run.id} --cases"
+        )
     rows, hidden = limit_sub_scores(result.aggregate(), None if all_sub_scores else SUB_SCORE_ROWS)
     console.print(aggregates_table(rows, title="Results", width=console.width))
     if hidden:
@@ -249,25 +260,81 @@ def _shown_ks(ks: Sequence[int]) -> list[int]:
     return [k for k in ks if k in (1, 2, 3, 5, 10, 20, 50) or k == ks[-1]]
 
 
-def cases_table(result: EvalResult, limit_chars: int = 60) -> Table:
-    table = Table(title="Cases", title_justify="left", header_style="bold")
+def _cell(found: tuple[str, float | None] | None) -> str:
+    if found is None:
+        return ""
+    status, value = found
+    if status == "error":
+        return "[yellow]unscored[/]"
+    if status == "not_applicable":
+        return "n/a"
+    return _num(value)
+
+
+def _cases_chunk(
+    result: EvalResult, rows: Sequence[tuple[str, dict[str, tuple[str, float | None]]]], *, first: bool
+) -> Table:
+    table = Table(title="Cases" if first else None, title_justify="left", header_style="bold")
     table.add_column("case", no_wrap=True)
     for metric in result.metrics:
         table.add_column(metric, justify="right")
-    by_case: dict[str, dict[str, str]] = {}
-    for r in result.results:
-        s = r.score
-        if s.status == "error":
-            cell = "[yellow]unscored[/]"
-        elif s.status == "not_applicable":
-            cell = "n/a"
-        else:
-            cell = _num(s.value)
-        by_case.setdefault(r.case_id, {})[r.metric] = cell
-    for case in result.cases:
-        row = by_case.get(case.id, {})
-        table.add_row(case.id, *[row.get(m, "") for m in result.metrics])
+    for case_id, scores in rows:
+        table.add_row(escape(case_id), *[_cell(scores.get(m)) for m in result.metrics])
     return table
+
+
+def cases_table(result: EvalResult, *, offset: int = 0, limit: int | None = None) -> Table:
+    """The per-case table (a score per metric) of ``limit`` cases from the ``offset``-th, in one table."""
+    rows = [row for chunk in result.iter_case_scores(offset, limit) for row in chunk]
+    return _cases_chunk(result, rows, first=True)
+
+
+def print_cases(
+    result: EvalResult,
+    console: Console,
+    *,
+    offset: int = 0,
+    limit: int | None = CASE_ROWS,
+    more_hint: str | None = None,
+) -> None:
+    """The per-case table, streamed: ``limit`` cases (``None``: every one) from the ``offset``-th.
+
+    Rows are read and printed a chunk at a time (a 100,000-case run is never held). One
+    chunk is one table as before; more are printed as one long table without outer edges,
+    a chunk at a time with the column widths of the first. A line then says which cases
+    were shown of how many and how to see the others (``more_hint``: the command).
+    """
+    total = result.case_count()
+    widths: list[int] = []
+    shown = 0
+    rows = (row for part in result.iter_case_scores(offset, limit) for row in part)
+    chunks = iter(lambda: list(itertools.islice(rows, _CASE_CHUNK)), [])
+    chunk = next(chunks, None)
+    while chunk is not None:
+        following = next(chunks, None)  # one chunk ahead: is the table one chunk or more?
+        table = _cases_chunk(result, chunk, first=not shown)
+        if not widths:
+            widths = [max(len(m), 8) for m in ["case", *result.metrics]]
+            widths[0] = max(len(case_id) for case_id, _ in chunk)
+        if shown or following is not None:
+            table.show_edge = False
+            table.show_header = not shown
+            for column, width in zip(table.columns, widths, strict=True):
+                column.min_width = width
+        console.print(table)
+        shown += len(chunk)
+        chunk = following
+    if not shown and total:
+        console.print(
+            f"[dim]no case from --offset {offset}: the run has {total:,} case(s)[/]", highlight=False
+        )
+    elif shown < total:
+        after = offset + shown
+        hint = ""
+        if more_hint and after < total:
+            hint = f"; {more_hint} --offset {after} for the next, --limit 0 for every case"
+        shown_text = f"cases {offset + 1:,}–{after:,} of {total:,} shown{hint}"
+        console.print(f"[dim]{shown_text} (or clineval export --format csv)[/]", highlight=False)
 
 
 #: Tags shown first in the runs table, when a run has them.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -96,6 +96,19 @@ class EvalResult:
     def case_count(self) -> int:
         """How many cases the run has."""
         return len(self.cases)
+
+    def iter_case_scores(
+        self, offset: int = 0, limit: int | None = None
+    ) -> Iterator[list[tuple[str, dict[str, tuple[str, float | None]]]]]:
+        """The cases from the ``offset``-th (0-based), at most ``limit`` of them, in chunks:
+        each case id with its results' ``metric → (status, value)`` (the per-case table)."""
+        by_case: dict[str, dict[str, tuple[str, float | None]]] = {}
+        for r in self.results:
+            by_case.setdefault(r.case_id, {})[r.metric] = (r.score.status, r.score.value)
+        end = None if limit is None else offset + limit
+        shown = [(case.id, by_case.get(case.id, {})) for case in self.cases[offset:end]]
+        if shown:
+            yield shown
 
     def seen_metrics(self) -> tuple[list[str], dict[str, list[str]]]:
         """The run's metrics and any other metric with results, and per metric the sub-scores

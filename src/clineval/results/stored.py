@@ -111,6 +111,40 @@ class StoredResult(EvalResult):
                 for case in chunk:
                     yield case, by_case.get(case.id, [])
 
+    def iter_case_scores(
+        self, offset: int = 0, limit: int | None = None
+    ) -> Iterator[list[tuple[str, dict[str, tuple[str, float | None]]]]]:
+        """The cases from the ``offset``-th (0-based, dataset order), at most ``limit`` of them,
+        a chunk at a time: each case id with its results' ``metric → (status, value)``."""
+        if self._results is not None or self._cases is not None:
+            yield from super().iter_case_scores(offset, limit)
+            return
+        left = -1 if limit is None else limit
+        with self._store() as store:
+            found = store.query(
+                "SELECT rowid FROM cases WHERE run_id = ? ORDER BY rowid LIMIT 1 OFFSET ?",
+                (self.run.id, offset),
+            )
+            if not found or left == 0:
+                return
+            after = int(found[0][0]) - 1
+            while left != 0:
+                size = store.stream_chunk if left < 0 else min(left, store.stream_chunk)
+                rows = store.query(  # +run_id: scan the row ids (dataset order), as iter_case_rows
+                    "SELECT rowid, case_id FROM cases WHERE rowid > ? AND +run_id = ? ORDER BY rowid LIMIT ?",
+                    (after, self.run.id, size),
+                )
+                if not rows:
+                    return
+                after, left = int(rows[-1][0]), left - len(rows) if left > 0 else left
+                ids = [str(row[1]) for row in rows]
+                scores: dict[str, dict[str, tuple[str, float | None]]] = {i: {} for i in ids}
+                for case_id, metric, status, value in store.result_rows_for(
+                    self.run.id, ids, "case_id, metric, status, value"
+                ):
+                    scores[case_id][metric] = (status, value)
+                yield [(i, scores[i]) for i in ids]
+
     def _numbers(self, store: RunStore) -> Iterator[ResultNumbers]:
         for case_id, metric, status, value, subs in store.iter_result_rows(self.run.id, _NUMBER_COLUMNS):
             sub_scores = json.loads(subs) if subs and subs != "{}" else {}
