@@ -119,6 +119,7 @@ def connect(address: str | None) -> ModuleType:
     try:
         if address is None and not os.environ.get("RAY_ADDRESS"):
             ray.init(include_dashboard=False)  # a new local instance: no dashboard to start
+            _watch_local_instance(ray)
         else:
             ray.init(address=address)
     except Exception as exc:
@@ -126,6 +127,24 @@ def connect(address: str | None) -> ModuleType:
         where = f"--ray-address {address!r}" if address else "Ray"
         raise ConfigError(f"{where}: could not connect to a Ray cluster: {first}") from None
     return ray
+
+
+_WATCHERS: list[Any] = []
+"""The watchers of the local Ray instances this process started (kept: their pipes must stay open)."""
+
+
+def _watch_local_instance(ray: ModuleType) -> None:
+    """End the new local instance's processes when this process ends, even by SIGKILL
+    (:mod:`clineval.runner.ray_reaper`)."""
+    from clineval.runner.ray_reaper import start_watcher
+
+    try:
+        session_dir = str(ray._private.worker.global_worker.node.get_session_dir_path())
+    except Exception:  # another Ray version's internals: the instance is left to ray.shutdown
+        return
+    watcher = start_watcher(session_dir)
+    if watcher is not None:
+        _WATCHERS.append(watcher)
 
 
 # ---------------------------------------------------------------------------- what the workers get
