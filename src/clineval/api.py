@@ -326,7 +326,7 @@ def _assemble_config(
     if _given(judge_concurrency) and judge_concurrency is not None:
         assembled.judge = assembled.judge.model_copy(update={"concurrency": judge_concurrency})
     try:  # model_copy does not validate: check the assembled settings once
-        return RunConfig.model_validate(assembled.model_dump())
+        return assembled.revalidated()
     except ValidationError as exc:
         raise ConfigError("\n".join(field_errors(exc, unknown="unknown setting"))) from None
 
@@ -434,7 +434,8 @@ async def aevaluate(
     if agent is not None and callable(agent) and not isinstance(agent, AgentConfig):
         agent_fn = agent
     elif config.agent is not None:
-        agent_fn = _built_agent(config)
+        with config.located("agent"):  # a run file's agent: its errors name FILE:LINE
+            agent_fn = _built_agent(config)
     else:
         agent_fn = None
 
@@ -456,9 +457,11 @@ async def aevaluate(
     )
 
     # Only now, with every input checked, is the store opened (a bad dataset leaves no file).
-    run_store = _open_store(store)
+    with config.located("store"):
+        run_store = _open_store(store)
     session = _Session(config, run_store, reporter)
-    judge_instance = session.judge(judge_obj)
+    with config.located("judge"):
+        judge_instance = session.judge(judge_obj)
     cases = dataset if isinstance(dataset, CaseStream) else dataset.cases
     record = _new_record(config, dataset, cases, built, judge_instance, judge_config)
     run_store.create_run(record, cases)

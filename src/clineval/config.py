@@ -28,21 +28,23 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from clineval.errors import ConfigError, DatasetError, field_errors
+from clineval.errors import ClinevalError, ConfigError, DatasetError, field_errors
 from clineval.importing import build_object
 from clineval.judges.config import JudgeConfig, default_judge_config
 from clineval.metrics.registry import MetricSpec
@@ -51,6 +53,9 @@ from clineval.results.trials import MAX_REPEATS
 from clineval.review.schema import ReviewSchema
 from clineval.runner.agent import AgentFn, AgentSettings
 from clineval.store.sqlite import DEFAULT_STORE
+
+if TYPE_CHECKING:
+    from clineval.suites.source import Document
 
 DEFAULT_CACHE = ".clineval/judge_cache.db"
 
@@ -115,6 +120,63 @@ class RunConfig(BaseModel):
     run file). Their values are stored as ``${NAME}`` (see :meth:`stored`) and read from the
     environment again when the run is resumed (:meth:`from_stored`)."""
 
+    _origin: Document | None = PrivateAttr(default=None)
+    """The run file this configuration was read from (where each value is)."""
+    _loaded: dict[str, Any] = PrivateAttr(default_factory=dict)
+    """The settings as the run file gave them: a setting changed since (an option) is not
+    located in the file."""
+
+    def revalidated(self) -> RunConfig:
+        """This configuration validated again (after ``model_copy(update=...)``, which does
+        not validate), still knowing its run file."""
+        config = RunConfig.model_validate(self.model_dump())
+        config._origin, config._loaded = self._origin, self._loaded
+        return config
+
+    def where(self, field: str) -> str | None:
+        """``FILE:LINE`` of a setting read from a run file (the file's first line for a
+        setting it does not give); None when the setting came from elsewhere."""
+        if self._origin is None or getattr(self, field) != self._loaded.get(field):
+            return None
+        location = self._origin.where((field,))
+        return str(location) if location else None
+
+    @contextmanager
+    def located(self, field: str) -> Iterator[None]:
+        """User errors raised inside, about the setting ``field``, name the run file's
+        ``FILE:LINE`` and the field (``run.yaml:2: data: dataset file not found: ...``)."""
+        try:
+            yield
+        except ClinevalError as exc:
+            if self._origin is None or self.where(field) is None or getattr(exc, "masked", False):
+                raise
+            from clineval.suites.source import Problem, SuiteError
+
+            raise SuiteError([Problem(self._origin.where((field,)), field, str(exc))]) from None
+
+    def check_inputs(self) -> None:
+        """What can be checked before anything runs, each problem located in the run file:
+        a dataset is given and is a file of a known format (or a folder), and a file agent's
+        file exists. Nothing of the user's is imported."""
+        from clineval.datasets.loaders import check_source
+
+        with self.located("data"):
+            path = self.data_path()
+            if path is None:
+                raise ConfigError("no dataset: give --data FILE or 'data:' in the run file")
+            check_source(path)
+        if self.agent is not None:
+            with self.located("agent"):
+                target = self.agent.target
+                module, sep, name = target.rpartition(":")
+                if not sep or not module or not name:
+                    raise ConfigError(f"agent {target!r}: expected 'module.path:name' or 'file.py:name'")
+                file = Path(module)
+                if module.endswith(".py") and not file.is_absolute() and self.folder is not None:
+                    file = self.folder / file
+                if module.endswith(".py") and not file.is_file():
+                    raise ConfigError(f"agent {target!r}: file {file} does not exist")
+
     def stored(self) -> dict[str, Any]:
         """The configuration as the run store keeps it: ``${NAME}`` instead of the values of
         the environment variables the run file read."""
@@ -149,6 +211,24 @@ class RunConfig(BaseModel):
                 check_encoding(value)
             except DatasetError as exc:
                 raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("data")
+    @classmethod
+    def _data_named(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("expected the name of a dataset file (.jsonl, .json or .csv) or a folder")
+        return value
+
+    @field_validator("mapping")
+    @classmethod
+    def _mapping_targets(cls, value: dict[str, str]) -> dict[str, str]:
+        from clineval.datasets.loaders import check_mapping
+
+        try:
+            check_mapping(value)
+        except DatasetError as exc:
+            raise ValueError(str(exc)) from None
         return value
 
     @field_validator("review", mode="before")
@@ -217,6 +297,8 @@ def load_run_config(path: str | Path) -> RunConfig:
     if isinstance(doc.data, dict) and "from_environment" in doc.data:
         raise ConfigError(f"{path}: from_environment: set by clineval, not a run file setting")
     config.from_environment = sorted(_references(doc.raw))
+    config._origin = doc
+    config._loaded = {name: getattr(config, name) for name in RunConfig.model_fields}
     return config
 
 

@@ -389,3 +389,90 @@ def test_mask_message_masks_the_values_and_keeps_the_words() -> None:
         assert mask_message("server said Bearer abcdef123456") == "server said Bearer ***"
         # a plain error is masked whole, as before
         assert error_text(ConfigError("password: hunter2")) == "password: ***"
+
+
+# -- every error from a run file names FILE:LINE and the field ----------------------------
+
+AGENT = "def run(case):\n    return case\nNOT_A_FUNCTION = 3\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "name: x\nmetrics: [token_f1]\n",
+            "run.yaml:1: data: no dataset: give --data FILE or 'data:' in the run file",
+        ),
+        ('metrics: [token_f1]\ndata: ""\n', "run.yaml:2: data: expected the name of a dataset file"),
+        ("metrics: [token_f1]\ndata: missing.jsonl\n", "run.yaml:2: data: dataset file not found: "),
+        ("metrics: [token_f1]\ndata: notes.txt\n", "notes.txt: unknown dataset format 'txt'; use .jsonl"),
+        (
+            "data: cases.jsonl\nmetrics: [token_f1]\nmapping:\n  question: query\n",
+            "run.yaml:3: mapping: column mapping 'question' -> 'query': 'query' is not a case field",
+        ),
+        (
+            "data: cases.jsonl\nmetrics: [token_f1]\nagent: missing.py:run\n",
+            "run.yaml:3: agent: agent 'missing.py:run': file ",
+        ),
+        (
+            "data: cases.jsonl\nmetrics: [token_f1]\nagent: agent.py\n",
+            "run.yaml:3: agent: agent 'agent.py': expected",
+        ),
+        (
+            "data: cases.jsonl\nmetrics: [token_f1]\nagent: agent.py:nope\n",
+            "run.yaml:3: agent: agent 'agent.py:nope': 'agent.py' has no attribute 'nope'",
+        ),
+        (
+            "data: cases.jsonl\nmetrics: [token_f1]\nagent:\n  target: agent.py:NOT_A_FUNCTION\n",
+            "run.yaml:3: agent: agent 'agent.py:NOT_A_FUNCTION' is not callable",
+        ),
+        (
+            "data: cases.jsonl\nmetrics: [faithfulness]\njudge: scripted:answers.yaml\n",
+            "run.yaml:3: judge: scripted judge file not found: ",
+        ),
+        (
+            "data: cases.jsonl\nmetrics: [token_f1]\nstore: not-a-folder/s.db\n",
+            "run.yaml:3: store: ",
+        ),
+    ],
+    ids=[
+        "no-dataset",
+        "empty-data",
+        "data-not-found",
+        "data-format",
+        "mapping",
+        "agent-file",
+        "agent-shape",
+        "agent-attribute",
+        "agent-not-callable",
+        "judge-file",
+        "store",
+    ],
+)
+def test_a_run_file_error_names_the_file_the_line_and_the_field(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    _run_file(tmp_path, text)
+    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("not a dataset\n", encoding="utf-8")
+    (tmp_path / "not-a-folder").write_text("a file where the store's folder would be\n", encoding="utf-8")
+    store = [] if "store:" in text else ["--store", "s.db"]
+    proc = _cli("run", "run.yaml", "-q", *store, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: run.yaml:"), lines[0]
+    assert expected in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_an_option_that_replaces_a_bad_setting_is_used_and_its_own_error_is_not_located(
+    tmp_path: Path,
+) -> None:
+    _run_file(tmp_path, "data: missing.jsonl\nmetrics: [token_f1]\n")
+    fixed = _cli("run", "run.yaml", "--data", "cases.jsonl", "-q", "--store", "s.db", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
+    assert "1 cases" in fixed.stdout
+    other = _cli("run", "run.yaml", "--data", "other.jsonl", "-q", "--store", "s.db", cwd=tmp_path)
+    assert other.returncode == 2
+    assert other.stderr.strip() == f"error: dataset file not found: {tmp_path / 'other.jsonl'}"

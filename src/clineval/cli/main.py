@@ -420,11 +420,10 @@ def run(
     config.judge = with_judge_limits(config.judge, judge_rpm, judge_tpm)
     # Validate the assembled configuration once more (options bypass field validation).
     try:
-        config = RunConfig.model_validate(config.model_dump())
+        config = config.revalidated()
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc, "options")) from None
-    if config.data is None:
-        raise ConfigError("no dataset: give --data FILE or 'data:' in the run file")
+    config.check_inputs()  # a dataset, an agent file: each problem located in the run file
     gates.check_before_run(config.store, metrics=expected_metrics(config))
     # bounded memory at any number of cases: the dataset (JSONL) is read line by line, results
     # stay in the store and the printed table and gates read them from there

@@ -123,7 +123,7 @@ def stream_dataset(
     if path.suffix.lower() != ".jsonl" or path.is_dir() or not path.exists():
         return load_dataset(path, mapping=mapping, encoding=encoding)
     mapping = dict(mapping or {})
-    _check_mapping(mapping)
+    check_mapping(mapping)
     codec = check_encoding(encoding)
     source = str(path)
     problems: list[str] = []
@@ -173,13 +173,11 @@ def load_dataset(
     byte-order mark).
     """
     mapping = dict(mapping or {})
-    _check_mapping(mapping)
+    check_mapping(mapping)
     if isinstance(source, str | Path):
         path = Path(source)
-        fmt = (format or path.suffix.lstrip(".")).lower()
         codec = check_encoding(encoding)
-        if not path.exists():
-            raise DatasetError(f"dataset file not found: {path}")
+        fmt = check_source(path, format)
         if path.is_dir():
             # A folder is read by a format a feature package registers (e.g. saved conversations).
             from clineval.datasets.formats import load_folder
@@ -191,10 +189,8 @@ def load_dataset(
             rows = _read_jsonl(path, codec)
         elif fmt == "json":
             rows = _read_json(path, codec)
-        elif fmt == "csv":
-            rows = _read_csv(path, codec)
         else:
-            raise DatasetError(f"{path}: unknown dataset format {fmt!r}; use .jsonl, .json or .csv")
+            rows = _read_csv(path, codec)
         return _build(rows, str(path), mapping, "item" if fmt == "json" else "line", from_text=(fmt == "csv"))
     if _is_dataframe(source):
         frame: Any = source
@@ -208,7 +204,21 @@ def load_dataset(
     return _build(rows, "list", mapping, "item", from_text=False)
 
 
-def _check_mapping(mapping: Mapping[str, str]) -> None:
+def check_source(path: Path, format: str | None = None) -> str:
+    """The format of a dataset file (``jsonl``, ``json``, ``csv``; ``folder`` for a folder);
+    a :class:`DatasetError` when it does not exist or has no known format."""
+    if not path.exists():
+        raise DatasetError(f"dataset file not found: {path}")
+    if path.is_dir():
+        return "folder"
+    fmt = (format or path.suffix.lstrip(".")).lower()
+    if fmt not in ("jsonl", "json", "csv"):
+        raise DatasetError(f"{path}: unknown dataset format {fmt!r}; use .jsonl, .json or .csv")
+    return fmt
+
+
+def check_mapping(mapping: Mapping[str, str]) -> None:
+    """A :class:`DatasetError` unless every target of a column mapping is a case field."""
     for column, target in mapping.items():
         head = target.split(".", 1)[0]
         if head not in CASE_FIELDS:
