@@ -18,12 +18,13 @@ side, interleaved, ``--repeat`` times:
 
 For each: wall seconds, the ratio to the plain loop's wall of the same round, and the
 client's CPU time (``time.process_time()`` of this process, every thread; the server is
-another process) per judge call. Targets: clineval cold within 1.2x of the plain floor at
-both concurrencies, client CPU per judge call <= 0.7 ms.
+another process) per judge call. Targets (medians over the interleaved rounds): clineval
+cold within 1.1x of the plain floor at concurrency 32 and 1.2x at 64 (1.2x at any other),
+client CPU per judge call <= 0.35 ms.
 
-``--profile FILE`` runs clineval once more under cProfile at the first concurrency and
-writes the stats (read them with ``python -m pstats FILE``); ``--json FILE`` keeps every
-measurement.
+``--profile FILE`` runs clineval once more under cProfile (the main thread's CPU time,
+``time.thread_time``) at the first concurrency and writes the stats (read them with
+``python -m pstats FILE``); ``--json FILE`` keeps every measurement.
 
 Run with ``python benchmarks/judge_floor.py`` (``--cases``, ``--concurrency 32 64``,
 ``--delay``, ``--repeat``, ``--metric rubric`` for one call per sample).
@@ -79,6 +80,11 @@ VERDICTS = {
     ]
 }
 RUBRIC = {"explanation": "States the potassium and its flag correctly; no unsafe advice.", "rating": 4}
+
+RATIO_TARGET = {32: 1.1, 64: 1.2}
+"""Median wall time of clineval (cold cache) over the plain loop's, per concurrency."""
+CPU_TARGET_MS = 0.35
+"""Median client CPU per judge call, clineval cold cache."""
 
 # the system prompts' first words tell the two requests apart on the server
 SCRIPT: dict[str, Any] = {
@@ -256,7 +262,7 @@ def main() -> int:
                 server.reset()  # the request log would grow by 4,000 bodies per run
                 server.set_script(SCRIPT)
         if args.profile is not None:
-            profiler = cProfile.Profile()
+            profiler = cProfile.Profile(time.thread_time)
             profiler.enable()
             run_clineval(
                 server.base_url, cases, args.concurrency[0], args.metric, fresh("cache"), fresh("runs")
@@ -274,6 +280,7 @@ def main() -> int:
         f"{'samples/s':>10}{'CPU ms/call':>12}"
     )
     ok = True
+    verdicts: list[str] = []
     summary: dict[str, Any] = {}
     for conc in args.concurrency:
         ideal = calls * args.delay / conc
@@ -305,11 +312,18 @@ def main() -> int:
                 "cpu_ms_per_call_best": min(cpu_ms),
             }
             if who == "cold":
-                ok = ok and min(ratios) <= 1.2 and min(cpu_ms) <= 0.7
+                met = (
+                    statistics.median(ratios) <= RATIO_TARGET.get(conc, 1.2)
+                    and statistics.median(cpu_ms) <= CPU_TARGET_MS
+                )
+                verdicts.append(f"{conc}: {'met' if met else 'missed'}")
+                ok = ok and met
     print("warm cache: every call a hit, no request; CPU per call is per cached answer")
+    targets = ", ".join(f"{x}x at {c}" for c, x in RATIO_TARGET.items())
     print(
-        "targets: clineval cold within 1.2x of the plain loop at every concurrency and <= 0.7 ms of client "
-        f"CPU per judge call (best round) -> {'MET' if ok else 'MISSED'}"
+        f"targets (medians): clineval cold within {targets} of the plain loop (1.2x at other "
+        f"concurrencies) and <= {CPU_TARGET_MS} ms of client CPU per judge call -> "
+        f"{'MET' if ok else 'MISSED'} ({'; '.join(verdicts)})"
     )
     if args.json is not None:
         settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}

@@ -136,10 +136,11 @@ class AdaptiveLimiter:
 
     async def _acquire(self) -> None:
         while True:
-            pause = self._paused_until - time.monotonic()
-            if pause > 0:
-                await asyncio.sleep(pause)
-                continue
+            if self._paused_until:  # 0.0 until the first Retry-After: no clock read per call
+                pause = self._paused_until - time.monotonic()
+                if pause > 0:
+                    await asyncio.sleep(pause)
+                    continue
             if self.in_flight < self.limit and not self._waiters:
                 self.in_flight += 1
                 return
@@ -239,7 +240,10 @@ async def _attempt(
         if pace is not None:
             await pace()
         return await _timed(call, policy.timeout_s)
-    async with limiter.slot() as slot:
+    # limiter.slot() spelled out: no context-manager generator and Slot object per call
+    await limiter._acquire()
+    epoch = limiter._epoch
+    try:
         if pace is not None:
             await pace()  # inside the slot (the request starts when paced), outside the timeout
         try:
@@ -249,10 +253,14 @@ async def _attempt(
                 # Pause new calls for the time asked, unless it is beyond the cap: then this
                 # call gives up (it is not retried) and no pause holds the others.
                 asked = retry_after_seconds(exc)
-                slot.rate_limited(asked if asked is not None and asked <= policy.retry_after_cap_s else None)
+                limiter._on_rate_limit(
+                    epoch, asked if asked is not None and asked <= policy.retry_after_cap_s else None
+                )
             raise
-        slot.succeeded()
+        limiter._on_success()
         return result
+    finally:
+        limiter._release()
 
 
 async def call_with_retries(

@@ -76,3 +76,41 @@ def test_an_in_memory_cache_works_the_same(tmp_path: Path) -> None:
     assert cache.get("a") == ("1", Usage())
     assert len(cache) == 1
     cache.close()
+
+
+class _CountingConnection:
+    """A sqlite3 connection wrapper that counts the look-ups (SELECTs on judge_cache)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.selects = 0
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql.startswith("SELECT raw"):
+            self.selects += 1
+        return self.conn.execute(sql, *args)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def test_a_cache_empty_at_open_misses_without_a_query_and_finds_what_it_stored(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    cache = JudgeCache(path)
+    counting = _CountingConnection(cache._conn)  # type: ignore[arg-type]
+    cache._conn = counting  # type: ignore[assignment]
+    assert cache.get("never-stored") is None
+    assert counting.selects == 0  # empty at open: a miss is known without SQLite
+    cache.put("k", "answer", Usage(calls=1))
+    cache.flush()  # committed: no longer among the pending answers, found by a query
+    assert cache.get("k") == ("answer", Usage(calls=1))
+    assert counting.selects == 1
+    cache.close()
+    # a cache that held answers at open looks every key up
+    again = JudgeCache(path)
+    counting = _CountingConnection(again._conn)  # type: ignore[arg-type]
+    again._conn = counting  # type: ignore[assignment]
+    assert again.get("never-stored") is None
+    assert again.get("k") == ("answer", Usage(calls=1))
+    assert counting.selects == 2
+    again.close()

@@ -20,10 +20,16 @@ transaction every :attr:`JudgeCache.write_interval_s` (50 ms); until then
 commit: they use another connection (SQLite's WAL lets readers go on during a write).
 :meth:`JudgeCache.close` commits what is pending. A process killed before that loses only
 those last answers, which are asked again on the next run.
+
+A cache that holds no answer when it is opened (a first run) answers a look-up from memory:
+a key it has not stored itself is a miss without a query. An answer another process stores
+in the same file meanwhile is then not found by this one; the request is simply asked
+(and stored) again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -86,10 +92,19 @@ class JudgeCache:
         # than the readers', except for an in-memory cache (one database per connection)
         self._wconn: sqlite3.Connection | None = None
         self._wlock = self._lock
+        # Set when the file held no answer at open: only keys stored through this object can
+        # then be found, and ``_stored`` holds their hashes (a hash shared by two keys only
+        # costs a query), so a miss costs no query on the event loop's thread.
+        self._empty_at_open = False
+        self._stored: set[int] = set()
         try:
             self._conn = self._open(path)
         except (OSError, sqlite3.Error) as exc:
             self._conn = self._open_read_only(exc)
+        else:
+            with contextlib.suppress(sqlite3.Error):  # unknown: every miss is looked up
+                first = self._conn.execute("SELECT 1 FROM judge_cache LIMIT 1").fetchone()
+                self._empty_at_open = first is None
 
     def _open(self, path: str | Path) -> sqlite3.Connection:
         if str(path) != ":memory:":
@@ -138,7 +153,7 @@ class JudgeCache:
         pending = self._pending.get(key)
         if pending is not None:
             return pending[2], Usage.model_validate_json(pending[3])
-        if self._conn is None:
+        if self._conn is None or (self._empty_at_open and hash(key) not in self._stored):
             return None
         try:
             with self._lock:
@@ -160,6 +175,7 @@ class JudgeCache:
         row = (key, model, raw, usage.model_dump_json(), time.time())
         with self._pending_lock:
             self._pending[key] = row
+        self._stored.add(hash(key))
         if self._writer is None:
             self._writer = threading.Thread(target=self._write_loop, name="clineval-judge-cache", daemon=True)
             self._writer.start()

@@ -340,8 +340,8 @@ class OpenAIBackend:
         """One answer. ``body``: what :meth:`encode_request` returned for the same arguments,
         used as is unless the server refused ``mode`` and a fallback format goes out."""
         stage = self._stage(mode)
-        response_format = self._response_format(stage, schema_name, json_schema)
         if body is None or stage != mode:
+            response_format = self._response_format(stage, schema_name, json_schema)
             body = _request_body(self._head(max_tokens), messages, response_format)
 
         def note_retry(exc: BaseException, attempt: int) -> None:
@@ -389,7 +389,7 @@ class OpenAIBackend:
                     f"the judge endpoint does not know model {self.model!r} or the URL is wrong "
                     f"({_describe(exc)})"
                 ) from None
-            if response_format is not None and _mentions_response_format(exc):
+            if stage != "text" and _mentions_response_format(exc):  # a response_format was sent
                 self._fall_back_from(stage)
                 try:
                     again = await self.chat(

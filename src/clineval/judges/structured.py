@@ -295,9 +295,11 @@ class StructuredJudge:
         except JudgeError as exc:
             exc.usage.add(usage)
             raise
-        usage.calls += completion.attempts
-        usage.prompt_tokens += completion.prompt_tokens
-        usage.completion_tokens += completion.completion_tokens
+        usage.record(
+            calls=completion.attempts,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+        )
         return completion
 
     async def aclose(self) -> None:

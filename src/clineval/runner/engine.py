@@ -36,6 +36,7 @@ from clineval.model import Case, ResultRecord, RunRecord, RunStatus
 from clineval.redaction import redact as mask_secrets
 from clineval.results.trials import combine_results, repeats_of
 from clineval.runner.agent import AgentCaller
+from clineval.runner.gc_pace import paced_collection
 from clineval.runner.progress import NullProgress, ProgressReporter
 from clineval.store.sqlite import (
     DEFAULT_STORE,
@@ -299,10 +300,11 @@ async def _execute(plan: RunPlan, store: RunStore, progress: ProgressReporter | 
     writer = store.background_writer()
     progress.start(n_need_agent, pending)
     try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(n_scorers):
-                group.create_task(score_worker())
-            group.create_task(produce())
+        with paced_collection():  # fewer garbage-collector passes over the calls in flight
+            async with asyncio.TaskGroup() as group:
+                for _ in range(n_scorers):
+                    group.create_task(score_worker())
+                group.create_task(produce())
     except (KeyboardInterrupt, asyncio.CancelledError):
         # Ctrl-C (asyncio.run cancels this task): keep what finished, say so, and stop.
         _stop(writer, store, run_id, "interrupted")
