@@ -141,6 +141,23 @@ def test_csv_bad_json_cell_names_the_column(tmp_path: Path) -> None:
         load_dataset(path)
 
 
+def test_csv_text_after_a_closing_quote_is_an_error_naming_the_line(tmp_path: Path) -> None:
+    # '"fever" for two days' closes its quote before the comma: a lenient reader would take
+    # the cell as 'fever for two days' and hide the broken quoting; line 2 is named.
+    path = tmp_path / "quoted.csv"
+    path.write_text('id,input,reference\nc1,"fever" for two days,flu\nc2,cough,cold\n', encoding="utf-8")
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path)
+    assert str(caught.value) == (
+        f"{path}:2: an unmatched quote (text follows a closing quote); a quote must open and close "
+        'a whole cell, and a quote inside a quoted cell is written twice ("")'
+    )
+    # the same cell quoted whole is read as written
+    path.write_text('id,input,reference\nc1,"""fever"" for two days",flu\n', encoding="utf-8")
+    (case,) = load_dataset(path).cases
+    assert case.input == '"fever" for two days' and case.reference == "flu"
+
+
 def test_unknown_format_empty_and_missing_files(tmp_path: Path) -> None:
     (tmp_path / "a.parquet").write_text("x")
     with pytest.raises(DatasetError, match="unknown dataset format"):
