@@ -92,3 +92,45 @@ def test_score_streams_the_source_run_and_gives_the_figures_of_a_kept_rescore(
     assert (f1.scored, f1.mean) == (40, 0.75)  # 30 of 40 references are the response, 10 share no word
     assert streamed.run.dataset.fingerprint == kept.run.dataset.fingerprint
     assert streamed.run.source_run_id == run_id and streamed.case_count() == 40
+
+
+def _two_runs(tmp_path: Path) -> tuple[Path, str, str]:
+    def cases(flip: set[int]) -> list[dict[str, object]]:
+        return [
+            {
+                "id": f"c{i:02d}",
+                "input": f"q {i}",
+                "reference": "a b c",
+                "response": "x y" if i in flip else "a b c",
+            }
+            for i in range(30)
+        ]
+
+    store = tmp_path / "s.db"
+    a = evaluate(cases({1}), ["exact_match", "token_f1"], store=store, progress=False)
+    b = evaluate(cases({1, 2, 3, 4, 5, 6, 7, 8}), ["exact_match", "token_f1"], store=store, progress=False)
+    return store, a.run_id, b.run_id
+
+
+def test_compare_and_case_gate_read_a_metric_at_a_time_and_agree_with_the_whole_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clineval.compare import compare_runs
+    from clineval.compare.case_gate import CaseGate, check_case_regressions
+
+    store, run_a, run_b = _two_runs(tmp_path)
+    whole_a, whole_b = load_run(run_a, store=store), load_run(run_b, store=store)
+    whole = compare_runs(whole_a, whole_b, include_sub_scores=True)
+    whole_gate = check_case_regressions(whole_a, whole_b, CaseGate(metric="exact_match"))
+    _no_whole_loads(monkeypatch)
+    lazy_a, lazy_b = load_run(run_a, store=store, lazy=True), load_run(run_b, store=store, lazy=True)
+    streamed = compare_runs(lazy_a, lazy_b, include_sub_scores=True)
+    gate = check_case_regressions(lazy_a, lazy_b, CaseGate(metric="exact_match"))
+    assert streamed == whole and gate == whole_gate
+    assert isinstance(lazy_a, StoredResult) and lazy_a._results is None and lazy_b._results is None
+    exact = streamed.get("exact_match")
+    # hand-worked: 29 of 30 right in A, 22 in B; cases 2-8 flipped 1 -> 0 and none back
+    assert (exact.n_paired, exact.mean_a, exact.mean_b) == (30, 29 / 30, 22 / 30)
+    assert exact.test == "McNemar exact" and exact.p_value == pytest.approx(2 * 0.5**7)
+    assert [c.case_id for c in exact.regressed_cases] == [f"c{i:02d}" for i in range(2, 9)]
+    assert gate.observed == 7.0 and not gate.passed

@@ -103,8 +103,9 @@ def compare_command(
         raise ConfigError("--png-dir goes with --html FILE")
     per_case = [parse_case_gate(text) for text in case_gates]
     _require_store(store_path)
-    baseline = api.load_run(run_a, store=store_path)
-    candidate = api.load_run(run_b, store=store_path)
+    # read from the store a metric at a time (bounded memory at any number of cases)
+    baseline = api.load_run(run_a, store=store_path, lazy=True)
+    candidate = api.load_run(run_b, store=store_path, lazy=True)
     if fail_on_regression or per_case:  # a gate: refuse a run that is not complete
         for run in (baseline, candidate):
             completeness = run_completeness(store_path, run.run_id)

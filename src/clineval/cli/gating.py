@@ -255,7 +255,8 @@ def _regression_outcomes(result: EvalResult, gates: GateOptions, console: Consol
     if gates.baseline_id is None:  # check_before_run was not called: resolve it now
         gates.check_before_run(gates.store or result.store_path or ".clineval/clineval.db")
     assert gates.baseline_id is not None
-    baseline = api.load_run(gates.baseline_id, store=gates.store or result.store_path or "")
+    # read from the store a metric at a time (bounded memory at any number of cases)
+    baseline = api.load_run(gates.baseline_id, store=gates.store or result.store_path or "", lazy=True)
     comparison = compare_runs(baseline, result, alpha=gates.alpha)
     console.print(Text(f"Compared with baseline run {baseline.run_id}", style="bold"))
     print_comparison(comparison, console)

@@ -33,11 +33,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from clineval.compare.comparison import lower_is_better_metric
+from clineval.compare.comparison import Scored, case_ids, lower_is_better_metric, metric_scores
 from clineval.compare.gates import GateResult
 from clineval.compare.stats import is_binary
 from clineval.errors import ConfigError
-from clineval.model import Score
 from clineval.results.result import EvalResult
 
 OPTION = "--fail-on-case-regression"
@@ -110,7 +109,7 @@ def _short(value: float) -> str:
     return text
 
 
-def _right(score: Score, rule: Rule, threshold: float | None, lower: bool) -> bool:
+def _right(score: Scored, rule: Rule, threshold: float | None, lower: bool) -> bool:
     value = score.value
     if rule == "threshold":
         assert threshold is not None and value is not None
@@ -120,7 +119,7 @@ def _right(score: Score, rule: Rule, threshold: float | None, lower: bool) -> bo
     return value == (0.0 if lower else 1.0)
 
 
-def _rule(score: Score, gate: CaseGate, binary: bool) -> Rule | None:
+def _rule(score: Scored, gate: CaseGate, binary: bool) -> Rule | None:
     if score.status != "scored" or (score.value is None and not score.label):
         return None
     if gate.threshold is not None:
@@ -132,27 +131,16 @@ def _rule(score: Score, gate: CaseGate, binary: bool) -> Rule | None:
     return None
 
 
-def _shown(score: Score | None, rule: Rule) -> str:
+def _shown(score: Scored | None, rule: Rule) -> str:
     if score is None:
         return "no result"
     if score.status == "error":
-        return f"error: {(score.error or 'unscored').splitlines()[0][:120]}"
+        return f"error: {(score.message or 'unscored').splitlines()[0][:120]}"
     if score.status == "not_applicable":
         return "not applicable"
     if rule == "label" and score.label:
         return score.label
     return "–" if score.value is None else _short(score.value)
-
-
-def _scores(result: EvalResult) -> dict[str, dict[str, Score]]:
-    out: dict[str, dict[str, Score]] = {}
-    for record in result.results:
-        out.setdefault(record.metric, {})[record.case_id] = record.score
-    return out
-
-
-def _metrics(result: EvalResult, scores: dict[str, dict[str, Score]]) -> list[str]:
-    return list(dict.fromkeys([*result.run.metrics, *scores]))
 
 
 def check_case_regressions(a: EvalResult, b: EvalResult, gate: CaseGate) -> CaseGateResult:
@@ -161,8 +149,7 @@ def check_case_regressions(a: EvalResult, b: EvalResult, gate: CaseGate) -> Case
     A :class:`ConfigError` when ``gate.metric`` is not in both runs, or is a continuous
     metric whose scores carry no pass/fail label and the gate gives no threshold.
     """
-    scores_a, scores_b = _scores(a), _scores(b)
-    metrics_a, metrics_b = _metrics(a, scores_a), _metrics(b, scores_b)
+    metrics_a, metrics_b = a.seen_metrics()[0], b.seen_metrics()[0]
     shared = [m for m in metrics_a if m in metrics_b]
     if gate.metric is not None and gate.metric not in shared:
         close = difflib.get_close_matches(gate.metric, shared, n=1, cutoff=0.6)
@@ -172,16 +159,14 @@ def check_case_regressions(a: EvalResult, b: EvalResult, gate: CaseGate) -> Case
             f"Metrics of both: {', '.join(shared) or 'none'}"
         )
     chosen = [gate.metric] if gate.metric is not None else shared
-    ids_b = {c.id for c in b.cases} | {r.case_id for r in b.results}
-    ids = [
-        i for i in dict.fromkeys([*(c.id for c in a.cases), *(r.case_id for r in a.results)]) if i in ids_b
-    ]
+    ids_b = set(case_ids(b))
+    ids = [i for i in case_ids(a) if i in ids_b]
     runs = (a.run, b.run)
     regressions: list[CaseRegression] = []
     not_gated: list[str] = []
     judged = 0
     for metric in chosen:
-        by_a, by_b = scores_a.get(metric, {}), scores_b.get(metric, {})
+        by_a, by_b = metric_scores(a, metric), metric_scores(b, metric)  # a metric at a time
         values = [
             s.value for s in [*by_a.values(), *by_b.values()] if s.status == "scored" and s.value is not None
         ]

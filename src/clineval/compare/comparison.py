@@ -32,8 +32,9 @@ judges, the metric settings, the repeats or the run statuses differ.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,8 +50,9 @@ from clineval.compare.stats import (
 )
 from clineval.errors import ConfigError
 from clineval.metrics.registry import MetricSpec, get_entry
-from clineval.model import Case, RunRecord, Score
+from clineval.model import RunRecord
 from clineval.results.result import EvalResult
+from clineval.results.stored import StoredResult
 from clineval.results.trials import repeats_of
 
 Kind = Literal["binary", "continuous"]
@@ -185,28 +187,90 @@ class Comparison(BaseModel):
 # --- reading the runs ------------------------------------------------------------------
 
 
+class Scored(NamedTuple):
+    """What a comparison reads of one (case, metric) score (never a whole result object)."""
+
+    status: str
+    value: float | None
+    label: str | None
+    message: str | None
+    """The error (status ``error``) or the not-applicable reason."""
+    sub_scores: dict[str, float | None]
+
+
+#: The columns of a result a comparison reads (the text of scored results is not read).
+_SCORED_COLUMNS = (
+    "case_id, status, value, json_extract(score, '$.label'),"
+    " CASE status WHEN 'error' THEN json_extract(score, '$.error')"
+    " WHEN 'not_applicable' THEN json_extract(score, '$.explanation') END"
+)
+
+
+def metric_scores(result: EvalResult, metric: str, *, subs: bool = False) -> dict[str, Scored]:
+    """Case id → the score of ``metric`` (its sub-scores too with ``subs``), one metric at a time.
+
+    A run kept in the store (:class:`~clineval.results.stored.StoredResult` whose results
+    are not loaded) is read from it with one query: 100,000 cases are a few megabytes.
+    """
+    if isinstance(result, StoredResult) and result._results is None:
+        columns = _SCORED_COLUMNS + (", json_extract(score, '$.sub_scores')" if subs else "")
+        with result._store() as store:
+            rows = store.query(
+                f"SELECT {columns} FROM results WHERE run_id = ? AND metric = ?", (result.run.id, metric)
+            )
+        return {
+            str(row[0]): Scored(row[1], row[2], row[3], row[4], json.loads(row[5]) if subs and row[5] else {})
+            for row in rows
+        }
+    out: dict[str, Scored] = {}
+    for record in result.results:
+        if record.metric == metric:
+            score = record.score
+            message = score.error if score.status == "error" else score.explanation
+            out[record.case_id] = Scored(score.status, score.value, score.label, message, score.sub_scores)
+    return out
+
+
+def case_ids(result: EvalResult) -> list[str]:
+    """The run's case ids in dataset order, then ids that only results have (as the results order them)."""
+    if isinstance(result, StoredResult) and result._results is None and result._cases is None:
+        with result._store() as store:
+            ids = [
+                str(r[0])
+                for r in store.query(
+                    "SELECT case_id FROM cases WHERE run_id = ? ORDER BY idx", (result.run.id,)
+                )
+            ]
+            orphans = store.query(
+                "SELECT case_id FROM results WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM cases c"
+                " WHERE c.run_id = results.run_id AND c.case_id = results.case_id)"
+                " GROUP BY case_id ORDER BY MIN(metric)",
+                (result.run.id,),
+            )
+        return ids + [str(r[0]) for r in orphans]
+    ids = [c.id for c in result.cases]
+    seen = set(ids)
+    for record in result.results:
+        if record.case_id not in seen:
+            seen.add(record.case_id)
+            ids.append(record.case_id)
+    return ids
+
+
 class _Side:
-    """One run's scores indexed by metric and case."""
+    """One run: its case ids, metrics and sub-score names; scores are read a metric at a time."""
 
     def __init__(self, result: EvalResult):
         self.result = result
-        self.case_ids = [c.id for c in result.cases]
-        seen = set(self.case_ids)
-        self.scores: dict[str, dict[str, Score]] = {}
-        self.subs: dict[str, dict[str, None]] = {}
-        for record in result.results:
-            self.scores.setdefault(record.metric, {})[record.case_id] = record.score
-            for sub in record.score.sub_scores:
-                self.subs.setdefault(record.metric, {})[sub] = None
-            if record.case_id not in seen:
-                seen.add(record.case_id)
-                self.case_ids.append(record.case_id)
-        self.metrics = list(dict.fromkeys([*result.run.metrics, *self.scores]))
+        self.case_ids = case_ids(result)
+        metrics, subs = result.seen_metrics()
+        self.metrics = metrics
+        self.subs: dict[str, dict[str, None]] = {m: dict.fromkeys(names) for m, names in subs.items()}
 
     def values(self, metric: str, sub: str | None) -> dict[str, float]:
         """Case id → the scored value (or sub-score value) of ``metric``."""
         out: dict[str, float] = {}
-        for case_id, score in self.scores.get(metric, {}).items():
+        for case_id, score in metric_scores(self.result, metric, subs=sub is not None).items():
             if score.status != "scored":
                 continue
             value = score.value if sub is None else score.sub_scores.get(sub)
@@ -214,15 +278,17 @@ class _Side:
                 out[case_id] = value
         return out
 
-    def status(self, metric: str, case_id: str) -> tuple[CaseStatus, str | None]:
-        score = self.scores.get(metric, {}).get(case_id)
-        if score is None:
-            return "missing", None
-        if score.status == "error":
-            return "error", score.error
-        if score.status == "not_applicable":
-            return "not_applicable", score.explanation
-        return "scored", None
+    def statuses(self, metric: str) -> dict[str, tuple[CaseStatus, str | None]]:
+        """Case id → the status of its ``metric`` score and its message (a case without one: missing)."""
+        out: dict[str, tuple[CaseStatus, str | None]] = {}
+        for case_id, score in metric_scores(self.result, metric).items():
+            if score.status == "error":
+                out[case_id] = ("error", score.message)
+            elif score.status == "not_applicable":
+                out[case_id] = ("not_applicable", score.message)
+            else:
+                out[case_id] = ("scored", None)
+        return out
 
 
 def lower_is_better_metric(metric: str, runs: Sequence[RunRecord]) -> bool:
@@ -385,14 +451,21 @@ def _chosen(
     return list(dict.fromkeys(metrics))
 
 
-def _task_differences(a: Sequence[Case], b: Sequence[Case]) -> int:
-    by_id = {c.id: c for c in b}
-    differ = 0
-    for case in a:
-        other = by_id.get(case.id)
-        if other is not None and any(getattr(case, f) != getattr(other, f) for f in TASK_FIELDS):
-            differ += 1
-    return differ
+def _task_digests(result: EvalResult) -> Iterator[tuple[str, int]]:
+    """Each case id with a hash of its task fields, a chunk of cases at a time from the store."""
+    if isinstance(result, StoredResult) and result._cases is None:
+        with result._store() as store:
+            for chunk in store.iter_cases(result.run.id):
+                for case in chunk:
+                    yield case.id, hash(tuple(repr(getattr(case, f)) for f in TASK_FIELDS))
+        return
+    for case in result.cases:
+        yield case.id, hash(tuple(repr(getattr(case, f)) for f in TASK_FIELDS))
+
+
+def _task_differences(a: EvalResult, b: EvalResult) -> int:
+    in_b = dict(_task_digests(b))
+    return sum(1 for case_id, digest in _task_digests(a) if case_id in in_b and in_b[case_id] != digest)
 
 
 def _judge_label(run: RunRecord) -> str:
@@ -419,7 +492,7 @@ def _warnings(
         )
         if only_a or only_b:
             text += f"; {len(only_a)} case(s) only in A, {len(only_b)} only in B (not compared)"
-        differ = _task_differences(a.cases, b.cases)
+        differ = _task_differences(a, b)
         if differ:
             text += f"; {differ} paired case(s) have a different input, reference or expected answer"
         else:
@@ -464,10 +537,12 @@ def _status_changes(
     side_a: _Side, side_b: _Side, ids: Sequence[str], metrics: Iterable[str]
 ) -> list[StatusChange]:
     out: list[StatusChange] = []
+    missing: tuple[CaseStatus, str | None] = ("missing", None)
     for metric in metrics:
+        by_a, by_b = side_a.statuses(metric), side_b.statuses(metric)
         for case_id in ids:
-            status_a, message_a = side_a.status(metric, case_id)
-            status_b, message_b = side_b.status(metric, case_id)
+            status_a, message_a = by_a.get(case_id, missing)
+            status_b, message_b = by_b.get(case_id, missing)
             if status_a != status_b:
                 out.append(
                     StatusChange(
