@@ -11,7 +11,13 @@ What is measured, each in a fresh process (as a user runs it):
    line, validate each line as a ``Case``, call the same agent and the same metric
    objects, and write one row per result to a SQLite file (``executemany`` per 1,000
    cases). No run record, no progress, no aggregates, no store schema.
-3. ``clineval show`` and ``clineval export`` (JSONL and CSV) of the run.
+3. ``clineval show`` and ``clineval export`` (JSONL and CSV) of the run;
+4. a second run of the same cases with a changed agent (``agent_b``: a sixth of the
+   exact answers become wrong, a twelfth of the wrong ones right), then what reads two
+   runs or every case: ``clineval show --cases --limit 0`` (every row), ``clineval
+   compare`` A B, the gates (``clineval show B --no-regression-vs A
+   --fail-on-case-regression exact_match``, which fail: exit 1 is expected) and
+   ``clineval score`` (run B re-scored with ``token_f1,rouge``).
 
 Definitions:
 
@@ -25,8 +31,8 @@ Definitions:
   time) is printed too: on a machine shared with other work the wall time varies from
   run to run, the CPU time much less.
 
-Targets (issue 14): peak RSS under 600 MB and runner overhead under 1 ms per case at
-100,000 cases; ``show`` and ``export`` bounded in memory too.
+Targets (issues 14 and 25): peak RSS under 600 MB and runner overhead under 1 ms per case at
+100,000 cases; every other command under 600 MB too.
 
 Run with ``python benchmarks/scale.py`` (``--cases 20000`` for a quick look; ``--profile``
 writes a cProfile of the run next to the store and prints its top functions).
@@ -63,6 +69,17 @@ async def agent(text: str) -> str:
     return " ".join(reversed(words[:12]))
 
 
+async def agent_b(text: str) -> str:
+    """The changed agent of the second run: some exact answers lost, some wrong ones fixed."""
+    words = text.split()
+    right = len(words) % 3 == 0
+    if right and len(words) % 2 == 0 and len(words) % 5 == 0:
+        right = False  # regressed
+    elif not right and len(words) % 4 == 1 and len(words) % 3 == 1:
+        right = True  # improved
+    return " ".join(words[:12] if right else reversed(words[:12]))
+
+
 def make_cases(path: Path, n: int) -> None:
     """``n`` cases: an id, a note of about 40 words, a reference and metadata."""
     with path.open("w", encoding="utf-8") as handle:
@@ -89,10 +106,11 @@ def clineval_command() -> list[str]:
 
 
 def measured(
-    command: list[str], cwd: Path, stdout: int | None = subprocess.DEVNULL
+    command: list[str], cwd: Path, stdout: int | None = subprocess.DEVNULL, ok: tuple[int, ...] = (0,)
 ) -> tuple[float, float, float]:
     """Run ``command``; its wall time and CPU time (user + system, all threads) in seconds and
-    its peak RSS in MB, as the kernel reports them when it ends."""
+    its peak RSS in MB, as the kernel reports them when it ends (an exit status not in ``ok``
+    stops the benchmark)."""
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "160"}
     start = time.perf_counter()
     proc = subprocess.Popen(command, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE, env=env)
@@ -100,7 +118,7 @@ def measured(
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     stderr = proc.stderr.read().decode() if proc.stderr else ""
-    if proc.returncode != 0:
+    if proc.returncode not in ok:
         raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}):\n{stderr[-3000:]}")
     return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # ru_maxrss: KB on Linux
 
@@ -191,6 +209,11 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--keep", help="Keep the files in this folder (default: a temporary folder).")
     parser.add_argument("--profile", action="store_true", help="Also profile the run with cProfile.")
+    parser.add_argument(
+        "--legacy",
+        action="store_true",
+        help="Options as clineval before issue 25 took them (to measure that code, on PYTHONPATH).",
+    )
     args = parser.parse_args()
     n = args.cases
     root = Path(args.keep or tempfile.mkdtemp(prefix="clineval-scale-"))
@@ -230,21 +253,57 @@ def main() -> None:
         ),
     ):
         rows.append(Measure(label, *measured(command, root)))
+    run_b = [
+        *run_cmd[: run_cmd.index("--agent") + 1],
+        f"{Path(__file__).resolve()}:agent_b",
+        *run_cmd[run_cmd.index("--agent") + 2 :],
+    ]
+    rows.append(Measure("clineval run (B)", *measured(run_b, root)))
+    first, second = "latest~1", "latest"
+    every_row = [] if args.legacy else ["--limit", "0"]  # before issue 25 `show --cases` printed every row
+    for label, command, ok in (
+        ("clineval show --cases", [*cli, "show", first, "--cases", *every_row, "--store", str(store)], (0,)),
+        ("clineval compare", [*cli, "compare", first, second, "--store", str(store)], (0,)),
+        (
+            "gates (show B --no-regression-vs A)",
+            [
+                *cli,
+                "show",
+                second,
+                "--no-regression-vs",
+                first,
+                "--fail-on-case-regression",
+                "exact_match",
+                "--store",
+                str(store),
+            ],
+            (0, 1),
+        ),
+        (
+            "clineval score",
+            [*cli, "score", second, "-m", "token_f1,rouge(use_stemmer=false)", "-q", "--store", str(store)],
+            (0,),
+        ),
+    ):
+        rows.append(Measure(label, *measured(command, root, ok=ok)))
 
     print(
         f"\nwork (agent + metric functions, timed by the peer): {work:.2f} s wall, {work_cpu:.2f} s CPU "
         f"= {work_cpu / n * 1e3:.3f} ms CPU per case\n"
     )
-    print(f"{'':<24}{'wall s':>8}{'CPU s':>8}{'peak RSS MB':>13}{'overhead ms/case':>18}{'(CPU)':>8}")
+    print(f"{'':<38}{'wall s':>8}{'CPU s':>8}{'peak RSS MB':>13}{'overhead ms/case':>18}{'(CPU)':>8}")
     for m in rows:
         overhead = cpu_overhead = ""
         if m.label in ("peer, plain loop", "clineval run"):
             overhead = f"{(m.wall - work) / n * 1e3:.3f}"
             cpu_overhead = f"{(m.cpu - work_cpu) / n * 1e3:.3f}"
-        print(f"{m.label:<24}{m.wall:>8.2f}{m.cpu:>8.2f}{m.rss:>13.0f}{overhead:>18}{cpu_overhead:>8}")
+        print(f"{m.label:<38}{m.wall:>8.2f}{m.cpu:>8.2f}{m.rss:>13.0f}{overhead:>18}{cpu_overhead:>8}")
     run = rows[1]
+    over = [m.label for m in rows[1:] if m.rss >= 600]
+    verdict = "met" if not over else "not met: " + ", ".join(over)
     print(
-        f"\ntargets: clineval run peak RSS < 600 MB ({run.rss:.0f}); runner overhead < 1 ms per case "
+        f"\ntargets: every clineval command's peak RSS < 600 MB ({verdict}); "
+        f"clineval run {run.rss:.0f} MB; runner overhead < 1 ms per case "
         f"({(run.wall - work) / n * 1e3:.3f} wall, {(run.cpu - work_cpu) / n * 1e3:.3f} CPU)"
     )
     if args.profile:
