@@ -21,7 +21,10 @@ from clineval.model import Case
 from clineval.runner.agent import AgentCaller
 from clineval.runner.isolation import AgentPool, AgentRecipe
 
-AGENT = "def answer(question):\n    return 'ok ' + question\n"
+AGENT = (
+    "def answer(question):\n    return 'ok ' + question\n\n\n"
+    "async def answer_async(question):\n    return 'ok ' + question\n"
+)
 
 
 async def _calls(caller: AgentCaller, cases: list[Case]) -> float:
@@ -32,9 +35,11 @@ async def _calls(caller: AgentCaller, cases: list[Case]) -> float:
     return elapsed
 
 
-async def _measure(folder: Path, calls: int, concurrency: int, isolate: bool) -> tuple[float, float]:
+async def _measure(
+    folder: Path, calls: int, concurrency: int, isolate: bool, name: str
+) -> tuple[float, float]:
     """(microseconds per call, seconds to warm the pool: 0 in-process)."""
-    config = AgentConfig(target="agent.py:answer", concurrency=concurrency, isolate=isolate)
+    config = AgentConfig(target=f"agent.py:{name}", concurrency=concurrency, isolate=isolate)
     from clineval.config import build_agent
 
     agent = build_agent(config, folder)
@@ -57,14 +62,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "agent.py").write_text(AGENT)
-        print(f"{'concurrency':>11}  {'in-process':>12}  {'isolated':>12}  {'difference':>12}  start-up")
-        for concurrency in options.concurrency:
-            plain, _ = asyncio.run(_measure(folder, options.calls, concurrency, False))
-            isolated, warm = asyncio.run(_measure(folder, options.calls, concurrency, True))
-            print(
-                f"{concurrency:>11}  {plain:>9.0f} us  {isolated:>9.0f} us  {isolated - plain:>9.0f} us  "
-                f"{warm:.2f} s for {concurrency} worker(s)"
-            )
+        header = ("agent", "concurrency", "in-process", "isolated", "difference")
+        print("{:>6} {:>11}  {:>12}  {:>12}  {:>12}  start-up".format(*header))
+        for name, kind in (("answer", "def"), ("answer_async", "async")):
+            for concurrency in options.concurrency:
+                plain, _ = asyncio.run(_measure(folder, options.calls, concurrency, False, name))
+                isolated, warm = asyncio.run(_measure(folder, options.calls, concurrency, True, name))
+                print(
+                    f"{kind:>6} {concurrency:>11}  {plain:>9.0f} us  {isolated:>9.0f} us  "
+                    f"{isolated - plain:>9.0f} us  {warm:.2f} s for {concurrency} worker(s)"
+                )
 
 
 if __name__ == "__main__":
