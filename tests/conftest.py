@@ -23,6 +23,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from here get the default disposition)."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # the developer's CLINEVAL_* / OPENAI_* / AZURE_* variables, gone before any fixture of a
+    # module or the session is made (_clean_environment does it again for every test)
+    for name in _developer_variables():
+        del os.environ[name]
     if os.environ.get("PYTEST_XDIST_WORKER"):
         # pytest-xdist gives its workers COLUMNS=80 and LINES=24; without them clineval prints
         # as wide as it does with no terminal (CI), which is what the tests read
@@ -59,9 +63,16 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     (a CLINEVAL_JUDGE or OPENAI_API_KEY in the shell would change what commands do); the
     switches of the test run itself stay. Commands the tests start inherit the cleaned
     environment."""
-    for name in list(os.environ):
-        if name.startswith(("CLINEVAL_", "OPENAI_", "AZURE_")) and name not in _TEST_SWITCHES:
-            monkeypatch.delenv(name)
+    for name in _developer_variables():
+        monkeypatch.delenv(name)
+
+
+def _developer_variables() -> list[str]:
+    return [
+        name
+        for name in os.environ
+        if name.startswith(("CLINEVAL_", "OPENAI_", "AZURE_")) and name not in _TEST_SWITCHES
+    ]
 
 
 # --- scripted OpenAI-compatible server (clineval.testing.server) -------------------
