@@ -131,10 +131,12 @@ def test_failures_only_and_next_previous_keep_the_filter(page: Any, search_viewe
     expect(page.get_by_role("heading", name="Case case-047")).to_be_visible()
     expect(page.locator("#nav-filter")).to_contain_text("1 of 2 in the table's filter and sort")
     expect(page.locator("#nav-filter")).to_contain_text("failures only")
+    page.wait_for_load_state("load")  # the keys' script is in place (a loaded machine is slow to run it)
     page.keyboard.press("j")
     expect(page.get_by_role("heading", name="Case case-127")).to_be_visible()
     assert "q=warfarin" in page.url and "failures=1" in page.url
     expect(page.locator("#case-nav a.next")).to_have_count(0)  # the last of the two
+    page.wait_for_load_state("load")
     page.keyboard.press("k")
     expect(page.get_by_role("heading", name="Case case-047")).to_be_visible()
     page.locator("#case-nav a.all").click()
