@@ -36,7 +36,9 @@ from pathlib import Path
 import pytest
 
 AGENTS = """
+import os
 import time
+from pathlib import Path
 
 
 def slow(question):
@@ -45,6 +47,8 @@ def slow(question):
 
 
 def hang(question):
+    # say that this call is under way (a file per call), then never answer
+    Path(__file__).with_name("started-" + question).write_text(str(os.getpid()))
     time.sleep(10**6)
 """
 
@@ -259,7 +263,9 @@ def test_signals_after_the_save_are_ignored_and_the_note_is_kept(workspace: Path
         while _safe_statuses(store) != ["running"]:
             assert time.monotonic() < deadline, "the run never started"
             time.sleep(0.02)
-        time.sleep(0.2)  # the two agent calls are under way
+        while len(list(workspace.glob("started-*"))) < 2:  # both agent calls are under way
+            assert time.monotonic() < deadline, "the agent calls never started"
+            time.sleep(0.02)
         proc.send_signal(signal.SIGINT)
         first = proc.stderr.readline()  # the save is over once the command says so
         while proc.poll() is None and sent < 5000:
