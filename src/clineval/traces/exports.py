@@ -24,7 +24,8 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,19 +96,26 @@ def open_text(path: Path) -> IO[str]:
     return path.open(encoding="utf-8")
 
 
-def read_text(path: Path) -> str:
-    """The whole file as text, or a one-line :class:`ConfigError`."""
+@contextmanager
+def file_errors(path: Path, where: Callable[[], str] | None = None) -> Iterator[None]:
+    """Reading a trace file: what goes wrong as a one-line :class:`ConfigError` naming it
+    (``where()``, e.g. ``FILE:LINE``, for text that is not UTF-8)."""
     try:
-        with open_text(path) as handle:
-            return handle.read()
+        yield
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise ConfigError(f"{path}: a folder, not a trace file") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason})") from None
+        raise ConfigError(f"{where() if where else path}: not UTF-8 text ({exc.reason})") from None
     except (OSError, EOFError) as exc:
         raise ConfigError(f"{path}: cannot be read ({exc})") from None
+
+
+def read_text(path: Path) -> str:
+    """The whole file as text, or a one-line :class:`ConfigError`."""
+    with file_errors(path), open_text(path) as handle:
+        return handle.read()
 
 
 # -- the items of a JSON export --------------------------------------------------------------

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from clineval.errors import ClinevalError, ConfigError
-from clineval.traces.exports import MAX_ERRORS, TraceFile, open_text, read_text
+from clineval.traces.exports import MAX_ERRORS, TraceFile, file_errors, open_text, read_text
 from clineval.traces.langfuse import looks_like_langfuse, read_langfuse
 from clineval.traces.otlp import decode_json
 from clineval.traces.phoenix import looks_like_phoenix, read_phoenix
@@ -34,27 +34,18 @@ def read_otlp_json_lines(path: str | Path) -> TraceFile:
     file = Path(path)
     result = TraceFile(path=file)
     source = f"otlp-json:{file.name}"
-    try:
-        with open_text(file) as handle:
-            for number, line in enumerate(handle, start=1):
-                result.lines = number
-                if not line.strip():
-                    continue
-                try:
-                    spans = decode_json(line, source=source)
-                except ClinevalError as exc:
-                    result.fail(f"{file}:{number}", str(exc))
-                    continue
-                if result.ok:
-                    result.spans.extend(spans)
-    except FileNotFoundError:
-        raise ConfigError(f"{file}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{file}: a folder, not a trace file") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{file}:{result.lines + 1}: not UTF-8 text ({exc.reason})") from None
-    except (OSError, EOFError) as exc:
-        raise ConfigError(f"{file}: cannot be read ({exc})") from None
+    with file_errors(file, lambda: f"{file}:{result.lines + 1}"), open_text(file) as handle:
+        for number, line in enumerate(handle, start=1):
+            result.lines = number
+            if not line.strip():
+                continue
+            try:
+                spans = decode_json(line, source=source)
+            except ClinevalError as exc:
+                result.fail(f"{file}:{number}", str(exc))
+                continue
+            if result.ok:
+                result.spans.extend(spans)
     return result.close()
 
 
