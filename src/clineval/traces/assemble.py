@@ -40,6 +40,7 @@ from clineval.conversations.model import USER, Conversation, Message, TokenUsage
 from clineval.model import AgentRun, Case, ToolCall
 from clineval.model.trace import SpanRecord
 from clineval.traces import openinference, semconv
+from clineval.traces.exports import json_or_text
 
 __all__ = [
     "AssembledTraffic",
@@ -193,15 +194,6 @@ def _first_int(attributes: Mapping[str, Any], keys: Sequence[str]) -> int | None
     return None
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
 def _iso(ns: int) -> str:
     return (datetime.fromtimestamp(0, tz=UTC) + timedelta(microseconds=ns // 1000)).isoformat()
 
@@ -282,7 +274,7 @@ def _parts_messages(raw: Any) -> list[Message]:
 
 
 def _arguments(value: Any) -> dict[str, JsonValue]:
-    value = _json(value)
+    value = json_or_text(value)
     if value is None or value == "":
         return {}
     if isinstance(value, Mapping):
@@ -291,7 +283,7 @@ def _arguments(value: Any) -> dict[str, JsonValue]:
 
 
 def _message_list(value: Any) -> list[Message]:
-    raw = _json(value)
+    raw = json_or_text(value)
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -303,7 +295,7 @@ def _message_list(value: Any) -> list[Message]:
 
 
 def _system_messages(value: Any) -> list[Message]:
-    raw = _json(value)
+    raw = json_or_text(value)
     if raw is None:
         return []
     if isinstance(raw, str):
@@ -317,7 +309,7 @@ def _system_messages(value: Any) -> list[Message]:
 def _event_body(attributes: Mapping[str, Any]) -> dict[str, Any]:
     content = attributes.get("gen_ai.event.content")
     if content is not None:
-        body = _json(content)
+        body = json_or_text(content)
         return dict(body) if isinstance(body, Mapping) else {"content": body}
     return dict(attributes)
 
@@ -326,7 +318,7 @@ def _event_message(role: str, body: Mapping[str, Any]) -> Message:
     """An older-form event body as a message, read as an OpenAI chat message."""
     raw: dict[str, Any] = {"role": body.get("role") or role, "content": body.get("content")}
     if body.get("tool_calls") is not None:
-        raw["tool_calls"] = _json(body["tool_calls"])
+        raw["tool_calls"] = json_or_text(body["tool_calls"])
     if role == "tool" and isinstance(body.get("id"), str):
         raw["tool_call_id"] = body["id"]
     return _openai_message(raw)
@@ -432,7 +424,7 @@ class _Builder:
                 elif event.name == semconv.CHOICE_EVENT:
                     body = _event_body(event.attributes)
                     if int(body.get("index") or 0) == 0:
-                        inner = _json(body.get("message"))
+                        inner = json_or_text(body.get("message"))
                         inner = (
                             dict(inner) if isinstance(inner, Mapping) else {"content": body.get("content")}
                         )
@@ -511,7 +503,7 @@ class _Builder:
         call_id = _first_str(attrs, semconv.names("tool_call.id"))
         arguments = _arguments(attrs.get("gen_ai.tool.call.arguments"))
         has_result = "gen_ai.tool.call.result" in attrs
-        result = _json(attrs.get("gen_ai.tool.call.result")) if has_result else None
+        result = json_or_text(attrs.get("gen_ai.tool.call.result")) if has_result else None
         index, call = self._find_call(call_id, name, span.start_time_unix_nano)
         if call is None:
             index = self._host(span)
@@ -608,7 +600,7 @@ class _Builder:
 
     def _documents(self, span: SpanRecord) -> None:
         texts: list[str] = []
-        docs = _json(span.attributes.get("gen_ai.retrieval.documents"))
+        docs = json_or_text(span.attributes.get("gen_ai.retrieval.documents"))
         if isinstance(docs, list):
             for doc in docs:
                 if isinstance(doc, Mapping):

@@ -43,6 +43,7 @@ __all__ = [
     "chat_message",
     "genai_messages",
     "json_items",
+    "json_or_text",
     "merged_answer",
     "messages_from",
     "open_text",
@@ -282,7 +283,8 @@ class ChatMessage:
         return parts
 
 
-def _json_or_text(value: Any) -> Any:
+def json_or_text(value: Any) -> Any:
+    """A string holding JSON as the value it holds; any other string or value as it is."""
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -309,7 +311,7 @@ def _call(raw: Mapping[str, Any]) -> tuple[str | None, str, Any] | None:
     if not isinstance(name, str) or not name:
         return None
     call_id = raw.get("id")
-    return (call_id if isinstance(call_id, str) and call_id else None, name, _json_or_text(arguments))
+    return (call_id if isinstance(call_id, str) and call_id else None, name, json_or_text(arguments))
 
 
 def chat_message(raw: Any) -> ChatMessage | None:
@@ -364,7 +366,7 @@ def _genai_part(part: Any, message: ChatMessage) -> None:
     if kind == "text":
         message.texts.append(_text_of(part.get("content")))
     elif kind == "tool_call" and isinstance(part.get("name"), str):
-        message.calls.append((call_id, part["name"], _json_or_text(part.get("arguments"))))
+        message.calls.append((call_id, part["name"], json_or_text(part.get("arguments"))))
     elif kind == "tool_call_response":
         message.responses.append((call_id, part.get("response", part.get("result"))))
     else:
@@ -400,7 +402,7 @@ def messages_from(value: Any, role: str) -> list[ChatMessage]:
     """The chat messages of a recorded input or output, whatever it is: a list of messages,
     ``{messages: [...]}`` (a request), ``{choices: [{message}]}`` (an OpenAI response), one
     message, or anything else as one message of ``role`` with its text (JSON for objects)."""
-    value = _json_or_text(value)
+    value = json_or_text(value)
     if value is None or value == "" or value == [] or value == {}:
         return []
     if isinstance(value, list):

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import json
 import math
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -58,7 +57,7 @@ from clineval.viewer.data import (
     RunFilters,
     ViewerData,
 )
-from clineval.viewer.diff import DiffRow, diff_rows, keyed_fields, outline
+from clineval.viewer.diff import DiffRow, as_text, diff_rows, keyed_fields, outline
 from clineval.viewer.report import fmt_p, when
 
 if TYPE_CHECKING:
@@ -251,15 +250,7 @@ _SUITE_OUTPUT_ROWS = 300
 
 
 def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(int(value)) if float(value).is_integer() else repr(value)
-    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return as_text(value, indent=2)
 
 
 def _flatten(value: Any, path: str, rows: list[tuple[str, Any]]) -> None:

@@ -41,7 +41,9 @@ class DiffRow:
     in_b: bool
 
 
-def as_text(value: Any) -> str:
+def as_text(value: Any, *, indent: int = 1) -> str:
+    """A value as the text a reader compares: strings as they are, numbers without a
+    needless ``.0``, ``–`` for none, anything else as indented JSON."""
     if isinstance(value, str):
         return value
     if value is None:
@@ -50,7 +52,7 @@ def as_text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return str(int(value)) if float(value).is_integer() else repr(value)
-    return json.dumps(value, ensure_ascii=False, indent=1, default=str)
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
 
 
 def _item_name(item: Any) -> str | None:
