@@ -88,34 +88,25 @@ def detect_format(path: str | Path) -> str:
     expected = (
         f"expected OTLP JSON lines, a Langfuse or a Phoenix export; name it with --format {'|'.join(FORMATS)}"
     )
-    try:
-        with open_text(file) as handle:
-            looked = 0
-            for line in handle:
-                if not line.strip():
-                    continue
-                looked += 1
-                try:
-                    value = json.loads(line)
-                except json.JSONDecodeError:
-                    if line.lstrip().startswith("{") and looked < _SNIFF_LINES:
-                        continue  # a bad first line of JSON lines, or a pretty-printed document
-                    break
-                kind = _kind(value)
-                if kind is not None:
-                    return kind
+    with file_errors(file), open_text(file) as handle:
+        looked = 0
+        for line in handle:
+            if not line.strip():
+                continue
+            looked += 1
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                if line.lstrip().startswith("{") and looked < _SNIFF_LINES:
+                    continue  # a bad first line of JSON lines, or a pretty-printed document
                 break
-            else:
-                if looked == 0:
-                    raise ConfigError(f"{file}: empty, cannot tell its format ({expected})")
-    except FileNotFoundError:
-        raise ConfigError(f"{file}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{file}: a folder, not a trace file") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{file}: not UTF-8 text ({exc.reason})") from None
-    except (OSError, EOFError) as exc:
-        raise ConfigError(f"{file}: cannot be read ({exc})") from None
+            kind = _kind(value)
+            if kind is not None:
+                return kind
+            break
+        else:
+            if looked == 0:
+                raise ConfigError(f"{file}: empty, cannot tell its format ({expected})")
     try:
         kind = _kind(json.loads(read_text(file)))
     except json.JSONDecodeError as exc:

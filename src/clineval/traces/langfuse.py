@@ -50,6 +50,7 @@ from clineval.traces.exports import (
     TraceFile,
     genai_messages,
     json_items,
+    json_or_text,
     merged_answer,
     messages_from,
     read_text,
@@ -260,19 +261,10 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _parsed(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
 def _arguments(value: Any) -> Any:
     """A tool's recorded input as its arguments (the Python SDK's ``@observe`` records
     ``{args: [...], kwargs: {...}}``)."""
-    value = _parsed(value)
+    value = json_or_text(value)
     if isinstance(value, Mapping) and set(value) <= {"args", "kwargs"} and value:
         kwargs = value.get("kwargs")
         arguments: dict[str, Any] = dict(kwargs) if isinstance(kwargs, Mapping) else {}
@@ -283,7 +275,7 @@ def _arguments(value: Any) -> Any:
 
 
 def _tool_call_id(metadata: Any) -> str | None:
-    metadata = _parsed(metadata)
+    metadata = json_or_text(metadata)
     if not isinstance(metadata, Mapping):
         return None
     for holder in (metadata, metadata.get("attributes")):
@@ -295,7 +287,7 @@ def _tool_call_id(metadata: Any) -> str | None:
 
 
 def _documents(value: Any) -> list[dict[str, Any]]:
-    value = _parsed(value)
+    value = json_or_text(value)
     if isinstance(value, Mapping) and isinstance(value.get("documents"), list):
         value = value["documents"]
     if not isinstance(value, list):
