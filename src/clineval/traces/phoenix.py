@@ -16,18 +16,7 @@ object with ``data: [...]``, JSON lines, one object; ``.gz`` too):
 
 Attributes are kept as they are (OpenInference names; ``span_kind`` as
 ``openinference.span.kind``), and the GenAI attributes the assembly reads are added when the
-span lacks them. By ``span_kind``:
-
-* ``LLM``: a ``chat`` span; ``llm.input_messages`` -> ``gen_ai.input.messages``,
-  ``llm.output_messages`` -> ``gen_ai.output.messages`` (roles, ``message.content`` or its
-  text ``message.contents``, ``message.tool_calls``, ``message.tool_call_id``; several
-  assistant output messages are one answer); without them ``input.value`` /
-  ``output.value`` (a request's ``messages``, a response's ``choices``, or text).
-  ``llm.model_name`` and ``llm.token_count.*`` are read by the assembly as they are;
-* ``TOOL``: ``execute_tool``; ``tool.name``, ``input.value`` as arguments, ``output.value``
-  as result, ``tool_call.id`` when recorded;
-* ``AGENT``: ``invoke_agent`` with ``gen_ai.agent.name`` = ``agent.name``, else the span name;
-* ``RETRIEVER``: ``retrieval.documents.N.document.content`` is read by the assembly as it is.
+span lacks them, by ``span_kind``, as :mod:`clineval.traces.openinference` maps them.
 
 ``session.id`` is the conversation (read by the assembly). ``status_code`` ``ERROR`` ->
 span status error. A span or trace id that is not 16/32 hexadecimal digits is hashed.
