@@ -77,6 +77,8 @@ _command_line: list[bool] = []
 """Set by :func:`quiet_startup_interrupts`: this process is the ``clineval`` command."""
 
 _rearm: list[int] = []
+_in_hook: list[bool] = []
+"""Set while :func:`_on_unraisable` re-arms a swallowed interrupt."""
 """A signal whose :class:`CommandInterrupted` was swallowed (raised inside a ``__del__``)."""
 
 
@@ -88,6 +90,9 @@ def _on_command_signal(signum: int, frame: FrameType | None) -> None:
     a third, which quits at once in case the command is stuck in code that swallowed it.
     """
     if _rearm:  # the first one was lost in a finalizer: raise it again, here
+        if _in_hook:  # still inside the hook that re-arms it: raising here would be lost again
+            _interrupt_main_later(_rearm[0])
+            return
         _rearm.clear()
         raise CommandInterrupted(signum)
     _received.append(signum)
@@ -102,12 +107,25 @@ def _on_unraisable(unraisable: Any) -> None:
     """An interrupt raised inside a finalizer (``__del__``, a weakref callback) is not lost
     (nor printed as "Exception ignored"): it is raised again once the finalizer is left."""
     if isinstance(unraisable.exc_value, CommandInterrupted) and _received:
-        import _thread
-
         _rearm.append(_received[0])
-        _thread.interrupt_main(signal.Signals(_received[0]))
+        _in_hook.append(True)
+        try:
+            _interrupt_main_later(_received[0])
+        finally:
+            _in_hook.clear()
         return
     sys.__unraisablehook__(unraisable)
+
+
+def _interrupt_main_later(signum: int) -> None:
+    """Have the main thread's handler run again, from another thread: the main thread
+    sees it once it has left the hook (run from the main thread, the handler would run
+    inside the hook at once, and what it raised would be swallowed there again)."""
+    import _thread
+
+    threading.Thread(
+        target=_thread.interrupt_main, args=(signal.Signals(signum),), name="clineval-rearm", daemon=True
+    ).start()
 
 
 def _say_interrupted() -> int:

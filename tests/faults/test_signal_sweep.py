@@ -141,7 +141,9 @@ def _check(outcome: Outcome) -> str:
     """'clineval' or 'python' (who handled the signal); fails on anything else."""
     what = outcome.describe()
     assert "Aborted!" not in outcome.stderr, what
-    if outcome.code == -outcome.sig:  # ended by the signal: only before clineval's first module
+    # ended by the signal, or Python's own fatal start-up error (a Ctrl-C while it imports
+    # its site module, exit 1): only before clineval's first module
+    if outcome.code == -outcome.sig or outcome.stderr.startswith("Fatal Python error: init_import_site"):
         assert outcome.stdout == "", what
         assert not CLINEVAL_FRAME.search(outcome.stderr), what
         lines = outcome.stderr.strip().splitlines()
