@@ -17,10 +17,11 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from tests.clirun import clineval
 
 AGENTS = """
 import asyncio, os, signal, time
@@ -57,8 +58,6 @@ def picky(question, case):
     return {"response": "ok " + question, "seen": case.id}
 """
 
-CLEAN_ENV_KEYS = ("CLINEVAL_JUDGE", "CLINEVAL_STORE", "OPENAI_API_KEY", "COLUMNS")
-
 
 def _workspace(folder: Path, n: int = 6) -> Path:
     (folder / "agents.py").write_text(AGENTS)
@@ -69,15 +68,7 @@ def _workspace(folder: Path, n: int = 6) -> Path:
 
 
 def _run(folder: Path, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in CLEAN_ENV_KEYS}
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", "run", *args, "--store", "s.db", "--quiet"],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return clineval("run", *args, "--store", "s.db", "--quiet", cwd=folder, timeout=timeout)
 
 
 def _outcome(folder: Path) -> tuple[list[str], dict[str, dict[str, Any]], dict[str, float | None]]:

@@ -8,11 +8,10 @@ with one clear line.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.clirun import clineval
 
 from clineval.datasets import load_dataset
 from clineval.errors import DatasetError
@@ -22,16 +21,6 @@ HEADER = "id,input,reference"
 
 def _rows(n: int = 10) -> list[str]:
     return [HEADER] + [f"{i},question {i},answer {i}" for i in range(1, n + 1)]
-
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 # -- item 3: a stray quote in a CSV file ---------------------------------------------------
@@ -102,7 +91,7 @@ def test_csv_stray_quote_on_the_command_line_exits_2_without_losing_rows(tmp_pat
     rows = _rows()
     rows[3] = '3,"question 3,answer 3'
     (tmp_path / "stray.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    proc = _cli("run", "--data", "stray.csv", "-m", "token_f1", "-q", "--store", "s.db", cwd=tmp_path)
+    proc = clineval("run", "--data", "stray.csv", "-m", "token_f1", "-q", "--store", "s.db", cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "stray.csv:4: an unmatched quote" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -193,11 +182,11 @@ def test_deeply_nested_csv_cell_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_encoding_on_the_command_line_and_in_a_run_file(tmp_path: Path) -> None:
     (tmp_path / "excel.csv").write_bytes("id,input,reference\n1,caf\u00e9,caf\u00e9\n".encode("cp1252"))
-    bad = _cli("run", "--data", "excel.csv", "-m", "exact_match", "-q", "--store", "s.db", cwd=tmp_path)
+    bad = clineval("run", "--data", "excel.csv", "-m", "exact_match", "-q", "--store", "s.db", cwd=tmp_path)
     assert bad.returncode == 2
     assert "excel.csv:2:6: not valid UTF-8 (byte 0xe9); pass --encoding cp1252" in bad.stderr
     assert "Traceback" not in bad.stderr
-    good = _cli(
+    good = clineval(
         "run",
         "--data",
         "excel.csv",
@@ -215,14 +204,14 @@ def test_encoding_on_the_command_line_and_in_a_run_file(tmp_path: Path) -> None:
     (tmp_path / "run.yaml").write_text(
         "data: excel.csv\nencoding: cp1252\nmetrics: [exact_match]\n", encoding="utf-8"
     )
-    from_file = _cli("run", "run.yaml", "-q", "--store", "s.db", cwd=tmp_path)
+    from_file = clineval("run", "run.yaml", "-q", "--store", "s.db", cwd=tmp_path)
     assert from_file.returncode == 0, from_file.stderr
     assert "1 cases" in from_file.stdout
 
 
 def test_deeply_nested_jsonl_on_the_command_line(tmp_path: Path) -> None:
     (tmp_path / "deep.jsonl").write_text("[" * 100_000 + "\n", encoding="utf-8")
-    proc = _cli("run", "--data", "deep.jsonl", "-m", "token_f1", "-q", "--store", "s.db", cwd=tmp_path)
+    proc = clineval("run", "--data", "deep.jsonl", "-m", "token_f1", "-q", "--store", "s.db", cwd=tmp_path)
     assert proc.returncode == 2
     assert "nested too deeply" in proc.stderr
     assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
@@ -266,7 +255,7 @@ def test_csv_empty_last_cell_is_a_full_row_without_a_value(tmp_path: Path) -> No
 
 def test_csv_short_row_on_the_command_line_exits_2(tmp_path: Path) -> None:
     (tmp_path / "short.csv").write_text("id,response,reference\n1,a b,a b\n2,a b\n", encoding="utf-8")
-    proc = _cli("run", "--data", "short.csv", "-m", "token_f1", "-q", "--store", "s.db", cwd=tmp_path)
+    proc = clineval("run", "--data", "short.csv", "-m", "token_f1", "-q", "--store", "s.db", cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "short.csv:3: fewer cells than columns: no cell for 'reference'" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -18,12 +18,12 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.clirun import clineval
 
 from clineval.testing import ScriptedServer
 
@@ -80,20 +80,12 @@ tags:
     return run_file
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    return {**env, "MY_SERVICE_TOKEN": SERVICE_TOKEN, "MY_JUDGE_KEY": JUDGE_KEY, "COLUMNS": "250", **extra}
+def _env(**extra: str | None) -> dict[str, str | None]:
+    return {"MY_SERVICE_TOKEN": SERVICE_TOKEN, "MY_JUDGE_KEY": JUDGE_KEY, **extra}
 
 
-def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=env if env is not None else _env(),
-    )
+def _cli(*args: str, cwd: Path, env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
+    return clineval(*args, cwd=cwd, env=env if env is not None else _env(), timeout=90, columns=250)
 
 
 def _assert_clean(where: str, text: str | bytes) -> None:
@@ -202,9 +194,7 @@ def test_run_file_variables_are_stored_as_written_and_read_again_on_resume(
     assert "cardiology-west" not in raw
 
     llm_server.set_script({"default": {"json": GOOD}})
-    env = _env()
-    env.pop("TEAM_NAME", None)
-    refused = _cli("run", "--resume", run_id, "--store", "runs.db", cwd=tmp_path, env=env)
+    refused = _cli("run", "--resume", run_id, "--store", "runs.db", cwd=tmp_path, env=_env(TEAM_NAME=None))
     assert refused.returncode == 2
     assert "TEAM_NAME" in refused.stderr and "set them to resume it" in refused.stderr
     assert "Traceback" not in refused.stderr

@@ -16,15 +16,14 @@ the run ``completed``.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
+from tests.clirun import clineval
 
 from clineval.testing import ScriptedServer
 
@@ -92,13 +91,8 @@ def _run(folder: Path, server: ScriptedServer, db: Path) -> subprocess.Completed
         ),
         encoding="utf-8",
     )
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", "run", str(run_file), "--store", str(db), "-q"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "CLINEVAL_JUDGE": "", "OPENAI_API_KEY": "sk-test-scripted", "COLUMNS": "200"},
+    return clineval(
+        "run", str(run_file), "--store", str(db), "-q", cwd=folder, env={"OPENAI_API_KEY": "sk-test-scripted"}
     )
 
 

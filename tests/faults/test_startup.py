@@ -10,7 +10,6 @@ times are in benchmarks/startup.py and benchmarks/README.md).
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import click
 import pytest
+from tests.clirun import clineval
 
 #: Libraries no listing command needs: metric back ends, the offline judge's model files,
 #: the HTTP stacks, dataframes, statistics.
@@ -65,16 +65,8 @@ _LINE = re.compile(r"import time:\s+\d+ \|\s+\d+ \|\s*(\S+)")
 
 def _imported(args: list[str], cwd: Path, store: Path) -> tuple[set[str], subprocess.CompletedProcess[str]]:
     """The modules `clineval ARGS` imports, from `python -X importtime` (exact names and their parents)."""
-    env = {**os.environ, "CLINEVAL_STORE": str(store), "COLUMNS": "200"}
-    env.pop("CLINEVAL_JUDGE", None)
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "clineval.cli.main", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
+    # PYTHONPROFILEIMPORTTIME=1 is `python -X importtime`
+    proc = clineval(*args, cwd=cwd, env={"CLINEVAL_STORE": str(store), "PYTHONPROFILEIMPORTTIME": "1"})
     names: set[str] = set()
     for line in proc.stderr.splitlines():
         match = _LINE.match(line)
@@ -98,13 +90,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = root / "store.db"
     for name in ("first", "second"):
         args = ["run", "--data", str(data), "-m", "exact_match", "--judge", "none", "--name", name, "-q"]
-        proc = subprocess.run(
-            [sys.executable, "-m", "clineval.cli.main", *args, "--store", str(path)],
-            capture_output=True,
-            text=True,
-            cwd=root,
-            timeout=120,
-        )
+        proc = clineval(*args, "--store", str(path), cwd=root)
         assert proc.returncode == 0, proc.stderr
     return path
 

@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from tests.clirun import clineval
 
 from clineval.errors import StoreAccessError, StoreDamagedError, StoreFullError, StoreVersionError
 from clineval.model import ResultRecord, Score
@@ -65,22 +66,13 @@ def _write_data(path: Path, n: int) -> Path:
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CLINEVAL_STORE", "CLINEVAL_JUDGE")}
-    env.update(COLUMNS="400", PYTHONUNBUFFERED="1", **extra)
-    return env
+    return {"PYTHONUNBUFFERED": "1", **extra}
 
 
 def _cli(
     *args: str, cwd: Path, prefix: Sequence[str] = (), env: dict[str, str] | None = None, timeout: float = 180
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*prefix, sys.executable, "-m", "clineval.cli.main", *args],
-        cwd=cwd,
-        env=env or _env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return clineval(*args, cwd=cwd, env=env or _env(), timeout=timeout, columns=400, prefix=prefix)
 
 
 def _cli_together(
