@@ -109,6 +109,6 @@ def validate_command(file: str) -> None:
         )
         return
     config = load_run_config(file)  # checks the metrics too, without creating user objects
-    if config.data is not None and not config.data_path().exists():  # type: ignore[union-attr]
-        raise ConfigError(f"{file}: data file not found: {config.data_path()}")
+    if config.data is not None:  # a run file may leave the data to --data: then only what it gives
+        config.check_inputs()  # the dataset's file and format, an agent's file: located, as run does
     out.print(f"[green]ok[/]: run file with {len(config.metrics)} metrics", highlight=False)

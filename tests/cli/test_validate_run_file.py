@@ -1,0 +1,53 @@
+"""``clineval validate RUN_FILE`` checks what ``clineval run`` checks before it runs: the
+dataset's file and format and a file agent's file, each problem located in the run file
+(FILE:LINE and the field), through the real command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.clirun import clineval
+
+
+@pytest.mark.parametrize(
+    ("run_file", "message"),
+    [
+        (
+            "data: nofile.jsonl\nmetrics: [exact_match]\n",
+            "error: r.yaml:1: data: dataset file not found: {folder}/nofile.jsonl",
+        ),
+        (
+            "metrics: [exact_match]\ndata: cases.txt\n",
+            "error: r.yaml:2: data: {folder}/cases.txt: unknown dataset format 'txt'; "
+            "use .jsonl, .json or .csv",
+        ),
+        (
+            "data: cases.jsonl\nmetrics: [exact_match]\nagent: agentx.py:run\n",
+            "error: r.yaml:3: agent: agent 'agentx.py:run': file {folder}/agentx.py does not exist",
+        ),
+        (
+            "data: cases.jsonl\nmetrics: [exact_match]\nagent: agentx.py\n",
+            "error: r.yaml:3: agent: agent 'agentx.py': expected 'module.path:name' or 'file.py:name'",
+        ),
+    ],
+    ids=["data-file-missing", "unknown-format", "agent-file-missing", "agent-without-name"],
+)
+def test_validate_locates_what_run_would_refuse(tmp_path: Path, run_file: str, message: str) -> None:
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "q", "reference": "x"}\n')
+    (tmp_path / "cases.txt").write_text("q\n")
+    (tmp_path / "r.yaml").write_text(run_file)
+    checked = clineval("validate", "r.yaml", cwd=tmp_path)
+    ran = clineval("run", "r.yaml", "--store", "s.db", "-q", cwd=tmp_path)
+    expected = message.format(folder=tmp_path) + "\n"
+    assert (checked.returncode, checked.stdout, checked.stderr) == (2, "", expected)
+    assert (ran.returncode, ran.stderr) == (2, expected)  # the same words as the run itself
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_validate_accepts_a_run_file_whose_data_and_agent_exist(tmp_path: Path) -> None:
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "q", "reference": "x"}\n')
+    (tmp_path / "agent.py").write_text("def run(question):\n    return 'x'\n")
+    (tmp_path / "r.yaml").write_text("data: cases.jsonl\nmetrics: [exact_match]\nagent: agent.py:run\n")
+    checked = clineval("validate", "r.yaml", cwd=tmp_path)
+    assert (checked.returncode, checked.stdout, checked.stderr) == (0, "ok: run file with 1 metrics\n", "")
