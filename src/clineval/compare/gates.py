@@ -99,7 +99,7 @@ def _unknown(
 def check_metric_names(gates: Iterable[ThresholdGate], metrics: Sequence[str]) -> None:
     """Before a run: every gate's metric (the part before a ``.``) is one the run will have."""
     for gate in gates:
-        if gate.metric not in metrics and gate.metric.split(".", 1)[0] not in metrics:
+        if gate.metric not in metrics and gate.metric.partition(".")[0] not in metrics:
             raise _unknown(gate, f"the run has no metric {gate.metric!r}", metrics)
 
 
