@@ -76,12 +76,13 @@ def mcnemar_exact(b: int, c: int) -> float:
         return 1.0
     from scipy.stats import binomtest
 
-    return float(min(1.0, binomtest(int(b), int(b + c), 0.5, alternative="two-sided").pvalue))
+    # scipy caps the two-sided p-value at 1
+    return float(binomtest(int(b), int(b + c), 0.5, alternative="two-sided").pvalue)
 
 
 def _differences(a: Sequence[float], b: Sequence[float]) -> FloatArray:
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
+    if x.shape != y.shape or x.ndim != 1:  # equal shapes: y has x's dimensions
         raise ValueError(
             f"paired values must be two 1-D sequences of one length, got {x.shape} and {y.shape}"
         )
