@@ -16,7 +16,8 @@ What is measured, each in a fresh process (as a user runs it):
    exact answers become wrong, a twelfth of the wrong ones right), then what reads two
    runs or every case: ``clineval show --cases --limit 0`` (every row), ``clineval
    compare`` A B, the gates (``clineval show B --no-regression-vs A
-   --fail-on-case-regression exact_match``, which fail: exit 1 is expected) and
+   --fail-on-case-regression exact_match``, which fail: exit 1 is expected), ``compare``
+   with its HTML report and JSON written, and
    ``clineval score`` (run B re-scored with ``token_f1,rouge``).
 
 Definitions:
@@ -264,6 +265,22 @@ def main() -> None:
     for label, command, ok in (
         ("clineval show --cases", [*cli, "show", first, "--cases", *every_row, "--store", str(store)], (0,)),
         ("clineval compare", [*cli, "compare", first, second, "--store", str(store)], (0,)),
+        (
+            "clineval compare --html --json",
+            [
+                *cli,
+                "compare",
+                first,
+                second,
+                "--html",
+                str(root / "compare.html"),
+                "--json",
+                str(root / "compare.json"),
+                "--store",
+                str(store),
+            ],
+            (0,),
+        ),
         (
             "gates (show B --no-regression-vs A)",
             [
