@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests import clirun
 
 from clineval import evaluate
 from clineval.agreement import AgreementReport
-from clineval.cli.main import cli
 
 REFERENCE = "potassium 4.1 mmol/L within normal range"
 RESPONSES = {
@@ -47,7 +46,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 def invoke(folder: Path, *args: str) -> tuple[int, str, str]:
-    done = CliRunner().invoke(cli, ["agreement", *args, "--store", str(folder / "runs.db")])
+    done = clirun.invoke("agreement", *args, "--store", str(folder / "runs.db"))
     return done.exit_code, done.stdout, done.stderr
 
 
@@ -151,9 +150,8 @@ def test_user_mistakes_exit_2_with_one_clear_line(
 
 
 def test_missing_store_and_run(tmp_path: Path, stored: tuple[Path, str]) -> None:
-    done = CliRunner().invoke(
-        cli,
-        ["agreement", "latest", "-m", "token_f1", "--labels", "x.csv", "--store", str(tmp_path / "no.db")],
+    done = clirun.invoke(
+        "agreement", "latest", "-m", "token_f1", "--labels", "x.csv", "--store", str(tmp_path / "no.db")
     )
     assert done.exit_code == 2 and "no run store" in done.stderr
     folder, _ = stored
@@ -162,7 +160,7 @@ def test_missing_store_and_run(tmp_path: Path, stored: tuple[Path, str]) -> None
 
 
 def test_help_lists_the_command() -> None:
-    done = CliRunner().invoke(cli, ["--help"])
+    done = clirun.invoke("--help")
     assert "agreement" in done.output
-    helped = CliRunner().invoke(cli, ["agreement", "--help"])
+    helped = clirun.invoke("agreement", "--help")
     assert helped.exit_code == 0 and "--label-column" in helped.output and "--order" in helped.output

@@ -14,11 +14,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests import clirun
 
 from clineval.agreement import AgreementError, PredictionReport, predict_ratings
 from clineval.agreement.prediction import MIN_PER_CLASS, split_scores, stratified_split
-from clineval.cli.main import cli
 
 TRIAD_METRICS = '''
 """The known triad scores of the synthetic answers, replayed from each case's metadata."""
@@ -100,7 +99,7 @@ def write_set(folder: Path) -> tuple[Path, Path]:
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
-    done = CliRunner().invoke(cli, list(args))
+    done = clirun.invoke(*args)
     return done.exit_code, done.stdout, done.stderr
 
 

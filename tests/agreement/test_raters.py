@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from tests.clirun import invoke
 
 from clineval.agreement import (
     AgreementError,
@@ -16,7 +16,6 @@ from clineval.agreement import (
     rater_agreement,
     rater_agreement_for_labels,
 )
-from clineval.cli.main import cli
 
 FAST = 200
 ORDER = ["low", "medium", "high"]
@@ -152,7 +151,7 @@ def files(tmp_path: Path) -> Path:
 
 
 def _run(*args: str) -> tuple[int, str, str]:
-    done = CliRunner().invoke(cli, ["agreement", *args], env={"COLUMNS": "160"})
+    done = invoke("agreement", *args, env={"COLUMNS": "160"})
     return done.exit_code, done.stdout, done.stderr
 
 

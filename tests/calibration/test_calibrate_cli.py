@@ -12,18 +12,14 @@ import socket
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
+from tests.clirun import invoke
 
 from clineval import evaluate
 from clineval.calibration import CalibrationReport, load_samples, select_samples
 from clineval.calibration.data import write_samples
-from clineval.cli.main import cli
 
 PROTOCOLS = ("kqa_nli", "kqa_support", "radfact", "medec", "refusal")
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
 
 
 def _error_line(result: Result) -> str:
@@ -67,18 +63,15 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory) -> Calibrated:
         patch.chdir(folder)
         patch.delenv("CLINEVAL_JUDGE", raising=False)
         patch.setenv("COLUMNS", "200")
-        result = CliRunner().invoke(
-            cli,
-            [
-                "calibrate",
-                "--data",
-                str(folder / "samples"),
-                "--store",
-                str(store),
-                "--json",
-                str(folder / "report.json"),
-                "-q",
-            ],
+        result = invoke(
+            "calibrate",
+            "--data",
+            str(folder / "samples"),
+            "--store",
+            str(store),
+            "--json",
+            str(folder / "report.json"),
+            "-q",
         )
     assert result.exit_code == 0, (result.output, result.exception)
     report = CalibrationReport.model_validate_json((folder / "report.json").read_text(encoding="utf-8"))

@@ -61,11 +61,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
+from tests.clirun import invoke
 
 from clineval.calibration import CalibrationData, CalibrationReport
 from clineval.calibration.data import KqaPair, RefusalItem, write_samples
-from clineval.cli.main import cli
 from clineval.testing import ScriptedServer
 
 E, N, C = "Entailment", "Neutral", "Contradiction"
@@ -215,24 +215,21 @@ def samples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _calibrate(samples: Path, server: ScriptedServer, *extra: str) -> Result:
-    return CliRunner().invoke(
-        cli,
-        [
-            "calibrate",
-            "--judge",
-            f"openai:judge@{server.base_url}",
-            "--data",
-            str(samples),
-            "--protocol",
-            "kqa_nli",
-            "--protocol",
-            "refusal",
-            "--store",
-            str(samples.parent / "runs.db"),
-            "--no-cache",
-            "-q",
-            *extra,
-        ],
+    return invoke(
+        "calibrate",
+        "--judge",
+        f"openai:judge@{server.base_url}",
+        "--data",
+        str(samples),
+        "--protocol",
+        "kqa_nli",
+        "--protocol",
+        "refusal",
+        "--store",
+        str(samples.parent / "runs.db"),
+        "--no-cache",
+        "-q",
+        *extra,
     )
 
 
@@ -304,17 +301,8 @@ def test_from_the_stored_run_calls_the_judge_no_more(samples: Path, llm_server: 
     first = _calibrate(samples, llm_server, "--json", "-")
     assert first.exit_code == 0, first.output
     original = json.loads(first.stdout)
-    again = CliRunner().invoke(
-        cli,
-        [
-            "calibrate",
-            "--from",
-            original["run_id"],
-            "--store",
-            str(samples.parent / "runs.db"),
-            "--json",
-            "-",
-        ],
+    again = invoke(
+        "calibrate", "--from", original["run_id"], "--store", str(samples.parent / "runs.db"), "--json", "-"
     )
     assert again.exit_code == 0, again.output
     assert llm_server.stats()["chat_requests"] == 20  # none more
@@ -341,9 +329,9 @@ def test_a_judge_that_refuses_the_model_stops_and_the_run_resumes(
     )
     # fixed: the run resumes as any run, and the calibration report is computed from it
     llm_server.set_script(SCRIPT)
-    resumed = CliRunner().invoke(cli, ["run", "--resume", run_id, "--store", str(store), "-q"])
+    resumed = invoke("run", "--resume", run_id, "--store", str(store), "-q")
     assert resumed.exit_code == 0, resumed.output
-    done = CliRunner().invoke(cli, ["calibrate", "--from", run_id, "--store", str(store), "--json", "-"])
+    done = invoke("calibrate", "--from", run_id, "--store", str(store), "--json", "-")
     assert done.exit_code == 0, done.output
     report = CalibrationReport.model_validate_json(done.stdout)
     assert _value(report, "kqa_nli", "kappa3") == pytest.approx(17 / 23)

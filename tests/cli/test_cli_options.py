@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests import clirun
 
-from clineval.cli.main import cli
 from clineval.store import RunStore
 
 
@@ -33,7 +32,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def invoke(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, list(args))
+    result = clirun.invoke(*args)
     return result.exit_code, result.output
 
 

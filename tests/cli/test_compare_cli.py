@@ -7,11 +7,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
+from tests.clirun import invoke
 from tests.compare.data import FLIPPED, METRICS, cases, write
 
 from clineval import evaluate
-from clineval.cli.main import cli
 from clineval.store import RunStore
 
 RUN_METRICS = ",".join(METRICS)
@@ -51,7 +51,7 @@ def _count(folder: Path) -> int:
 
 
 def clineval(folder: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, [*args, "--store", str(folder / "runs.db")], env={"COLUMNS": "200"})
+    return invoke(*args, "--store", str(folder / "runs.db"), env={"COLUMNS": "200"})
 
 
 def run(folder: Path, version: str, *gates: str) -> Result:
@@ -107,7 +107,7 @@ def test_compare_user_errors(folder: Path, tmp_path: Path) -> None:
     assert "error: metric 'nope' is not in both runs; metrics of both: exact_match" in unknown.stderr
     missing = clineval(folder, "compare", base, "nope")
     assert missing.exit_code == 2 and "no run 'nope'" in missing.stderr
-    no_store = CliRunner().invoke(cli, ["compare", "a", "b", "--store", str(tmp_path / "none.db")])
+    no_store = invoke("compare", "a", "b", "--store", str(tmp_path / "none.db"))
     assert no_store.exit_code == 2 and "no run store" in no_store.stderr
     bad_alpha = clineval(folder, "compare", base, candidate, "--alpha", "2")
     assert bad_alpha.exit_code == 2 and "--alpha" in bad_alpha.stderr

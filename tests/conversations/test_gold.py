@@ -5,11 +5,10 @@ on real conversations; bad rows are located."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.clirun import clineval
 from tests.conversations.test_loaders import OPENAI
 
 from clineval.conversations.cases import conversation_of, conversation_to_case
@@ -141,29 +140,21 @@ def test_conversations_score_with_gold_through_the_cli(tmp_path: Path) -> None:
             }
         ],
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "clineval.cli.main",
-            "conversations",
-            "score",
-            "chats.json",
-            "--gold",
-            "gold.jsonl",
-            "-m",
-            "agent_selection_accuracy",
-            "-m",
-            "tool_selection_accuracy",
-            "--store",
-            "runs.db",
-            "-q",
-            "--cases",
-        ],
+    done = clineval(
+        "conversations",
+        "score",
+        "chats.json",
+        "--gold",
+        "gold.jsonl",
+        "-m",
+        "agent_selection_accuracy",
+        "-m",
+        "tool_selection_accuracy",
+        "--store",
+        "runs.db",
+        "-q",
+        "--cases",
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "gold labels from gold.jsonl: 1 of 1 row(s) joined" in done.stderr

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.clirun import clineval
 
 from clineval.conversations.model import Conversation, Message, ToolCallRecord
 from clineval.conversations.scenarios import DEFAULT_PERSONA, Followup, Scenario, load_scenarios
@@ -599,28 +598,17 @@ def test_resume_refuses_other_runs(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the command line
 
 
-def _clineval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "CLINEVAL_JUDGE": ""},
-    )
-
-
 def test_cli_simulate_resume_and_score(tmp_path: Path) -> None:
     config = _project(tmp_path)
     (tmp_path / "fail_once.flag").write_text("", encoding="utf-8")
-    done = _clineval("conversations", "simulate", str(config), "--store", "runs.db", "-q", cwd=tmp_path)
+    done = clineval("conversations", "simulate", str(config), "--store", "runs.db", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "agent_selection_accuracy" in done.stdout
     assert "1 trial(s) failed" in done.stderr
     assert "conversations simulate --resume" in done.stderr and "--store runs.db" in done.stderr
     assert _calls(tmp_path)["s1#trial1"] == 4
 
-    done = _clineval(
+    done = clineval(
         "conversations", "simulate", "--resume", "latest", "--store", "runs.db", "-q", cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
@@ -628,7 +616,7 @@ def test_cli_simulate_resume_and_score(tmp_path: Path) -> None:
     assert _calls(tmp_path) == {"s1#trial1": 4, "s1#trial2": 5}
     assert sorted(os.listdir(tmp_path / "saved")) == ["s1__trial1.jsonl", "s1__trial2.jsonl"]
 
-    done = _clineval(
+    done = clineval(
         "conversations",
         "simulate",
         str(config),
@@ -643,7 +631,7 @@ def test_cli_simulate_resume_and_score(tmp_path: Path) -> None:
     assert "3 conversation(s), 2 of them read from saved files" in done.stderr
     assert _calls(tmp_path)["s1#trial3"] == 4
 
-    done = _clineval(
+    done = clineval(
         "conversations",
         "score",
         "saved",
@@ -665,16 +653,16 @@ def test_cli_simulate_resume_and_score(tmp_path: Path) -> None:
 def test_cli_errors_without_tracebacks(tmp_path: Path) -> None:
     config = _project(tmp_path)
     (tmp_path / "scenarios.yaml").write_text("- {id: s1, initial_query: ''}\n", encoding="utf-8")
-    done = _clineval("conversations", "simulate", str(config), "--store", "runs.db", cwd=tmp_path)
+    done = clineval("conversations", "simulate", str(config), "--store", "runs.db", cwd=tmp_path)
     assert done.returncode == 2
     assert "scenarios.yaml:1: [0].initial_query: the initial query must not be empty" in done.stderr
     assert "Traceback" not in done.stderr
 
-    done = _clineval("conversations", "simulate", cwd=tmp_path)
+    done = clineval("conversations", "simulate", cwd=tmp_path)
     assert done.returncode == 2 and "give a simulation file" in done.stderr
-    done = _clineval("conversations", "simulate", str(config), "--resume", "latest", cwd=tmp_path)
+    done = clineval("conversations", "simulate", str(config), "--resume", "latest", cwd=tmp_path)
     assert done.returncode == 2 and "CONFIG_FILE" in done.stderr
 
     (tmp_path / "chats.jsonl").write_text(json.dumps({"messages": "nope"}) + "\n", encoding="utf-8")
-    done = _clineval("conversations", "score", "chats.jsonl", "-m", "agent_selection_accuracy", cwd=tmp_path)
+    done = clineval("conversations", "score", "chats.jsonl", "-m", "agent_selection_accuracy", cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr

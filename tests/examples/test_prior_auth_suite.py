@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli.test_cli import clineval
+from tests.clirun import clineval
 
 from clineval.compare import compare_runs
 from clineval.results.result import EvalResult

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests.clirun import clineval
 from tests.traces.test_instrumented_agent import running_collect, traces_score
 
 from clineval.store.sqlite import RunStore
@@ -77,7 +78,9 @@ def test_generate_import_and_score_the_example_traffic(tmp_path: Path) -> None:
     lines = (tmp_path / "traffic.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == N and all("resourceSpans" in json.loads(line) for line in lines)
 
-    imported = _run(tmp_path, "-m", "clineval.cli.main", "traces", "import", "traffic.jsonl")
+    imported = clineval("traces", "import", "traffic.jsonl", cwd=tmp_path)
+    assert imported.returncode == 0, imported.stderr
+    assert "Traceback" not in imported.stderr
     assert f"{4 * N} spans, {4 * N} new, 0 already stored" in imported.stdout
     db = tmp_path / ".clineval" / "clineval.db"
     traces_score(tmp_path, db, *METRICS)

@@ -11,11 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from pydantic import BaseModel, ValidationError
+from tests.clirun import invoke
 
 from clineval import evaluate
-from clineval.cli.main import cli
 from clineval.config import load_run_config
 from clineval.errors import ConfigError
 from clineval.judges import JudgeConfig, StructuredJudge, build_judge
@@ -307,35 +306,31 @@ def test_cli_and_evaluate_limits_reach_the_stored_run(
     monkeypatch.delenv("CLINEVAL_JUDGE", raising=False)
     Path("cases.jsonl").write_text(json.dumps({"id": "a", "input": "K?", "response": "K 4.1"}) + "\n")
     judge = f"openai:judge-model@{llm_server.base_url}"
-    runner = CliRunner()
 
     def stored_judge() -> dict[str, object]:
         with RunStore("s.db") as store:
             return dict(store.get_run("latest").config["judge"])
 
-    result = runner.invoke(
-        cli,
-        [
-            "run",
-            "--data",
-            "cases.jsonl",
-            "-m",
-            "rubric",
-            "--judge",
-            judge,
-            "--judge-rpm",
-            "600",
-            "--judge-tpm",
-            "90000",
-            "--store",
-            "s.db",
-            "-q",
-        ],
+    result = invoke(
+        "run",
+        "--data",
+        "cases.jsonl",
+        "-m",
+        "rubric",
+        "--judge",
+        judge,
+        "--judge-rpm",
+        "600",
+        "--judge-tpm",
+        "90000",
+        "--store",
+        "s.db",
+        "-q",
     )
     assert result.exit_code == 0, result.output
     assert (stored_judge()["rpm"], stored_judge()["tpm"]) == (600, 90_000)
 
-    result = runner.invoke(cli, ["run", "--resume", "latest", "--judge-rpm", "300", "--store", "s.db", "-q"])
+    result = invoke("run", "--resume", "latest", "--judge-rpm", "300", "--store", "s.db", "-q")
     assert result.exit_code == 0, result.output
     assert (stored_judge()["rpm"], stored_judge()["tpm"], stored_judge()["model"]) == (
         300,
@@ -343,14 +338,13 @@ def test_cli_and_evaluate_limits_reach_the_stored_run(
         "judge-model",
     )
 
-    result = runner.invoke(
-        cli,
-        ["score", "latest", "-m", "rubric", "--judge", judge, "--judge-tpm", "1000", "--store", "s.db", "-q"],
+    result = invoke(
+        "score", "latest", "-m", "rubric", "--judge", judge, "--judge-tpm", "1000", "--store", "s.db", "-q"
     )
     assert result.exit_code == 0, result.output
     assert (stored_judge()["rpm"], stored_judge()["tpm"]) == (None, 1000)
 
-    result = runner.invoke(cli, ["run", "--data", "cases.jsonl", "-m", "rubric", "--judge-rpm", "0"])
+    result = invoke("run", "--data", "cases.jsonl", "-m", "rubric", "--judge-rpm", "0")
     assert result.exit_code == 2 and "--judge-rpm': expected a number above 0, got '0'" in result.output
 
     evaluate(

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from rich.console import Console
+from tests.clirun import invoke
 
 from clineval import evaluate
-from clineval.cli.main import cli
 from clineval.model import ResultRecord, Score
 from clineval.results import aggregate
 from clineval.results.aggregate import MetricAggregate
@@ -89,7 +88,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def test_clineval_show_prints_the_range(stored: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
     folder, run_id = stored
     monkeypatch.setenv("COLUMNS", "140")
-    done = CliRunner().invoke(cli, ["show", run_id, "--store", str(folder / "runs.db")])
+    done = invoke("show", run_id, "--store", str(folder / "runs.db"))
     assert done.exit_code == 0, done.output
     row = next(line for line in done.stdout.splitlines() if "exact_match" in line)
     # exact_match: 1 then 0 -> mean 0.5, range 0-1

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests.clirun import invoke
 from tests.results.traffic_store import build_traffic_store
 
-from clineval.cli.main import cli
 from clineval.errors import ConfigError
 from clineval.results.trends import compute_trends, period_of
 
@@ -81,20 +80,15 @@ def test_period_of() -> None:
 
 def test_show_by_day_through_the_cli(store: tuple[Path, dict[str, str]]) -> None:
     path, ids = store
-    runner = CliRunner()
-    result = runner.invoke(cli, ["show", "--by", "day", "--store", str(path)], terminal_width=200)
+    result = invoke("show", "--by", "day", "--store", str(path), terminal_width=200)
     assert result.exit_code == 0, result.output
     out = result.output
     assert "2026-11-27" in out and "2026-11-28" in out
     assert "0.667" in out and "0.333" in out  # the days' means
     assert "Pharmacy" in out and "Labs" in out
     assert "d1-b" in out and "d2-b" in out  # the worst conversations
-    hourly = runner.invoke(
-        cli, ["show", ids["traffic"], "--by", "hour", "--store", str(path)], terminal_width=200
-    )
+    hourly = invoke("show", ids["traffic"], "--by", "hour", "--store", str(path), terminal_width=200)
     assert hourly.exit_code == 0 and "2026-11-27 14:00" in hourly.output
-    curated = runner.invoke(
-        cli, ["show", ids["curated"], "--by", "day", "--store", str(path)], terminal_width=200
-    )
+    curated = invoke("show", ids["curated"], "--by", "day", "--store", str(path), terminal_width=200)
     assert curated.exit_code == 0
     assert "no conversation start time" in curated.output and len(curated.output.strip().splitlines()) == 1

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from click.testing import CliRunner
+from tests.clirun import invoke
 from tests.review.quickstart_reviews import reviewed_store
 
-from clineval.cli.main import cli
 from clineval.review.agreement import ReviewAgreementReport, agreement_from_store
 from clineval.store.sqlite import RunStore
 
@@ -25,7 +24,7 @@ def reviewed(quickstart_run: QuickstartRun, tmp_path_factory: pytest.TempPathFac
 
 
 def _invoke(store: Path, *args: str) -> tuple[int, str, str]:
-    done = CliRunner().invoke(cli, ["agreement", *args, "--store", str(store)])
+    done = invoke("agreement", *args, "--store", str(store))
     return done.exit_code, done.stdout, done.stderr
 
 

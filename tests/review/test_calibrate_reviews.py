@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from click.testing import CliRunner
+from tests.clirun import invoke
 from tests.review.quickstart_reviews import CASES, reviewed_store
 
-from clineval.cli.main import cli
 from clineval.review.agreement import agreement_from_store
 from clineval.review.calibrate import ReviewCalibrationReport
 from clineval.store.sqlite import RunStore
@@ -36,9 +35,7 @@ def reviewed(quickstart_run: QuickstartRun, tmp_path_factory: pytest.TempPathFac
 
 
 def _invoke(store: Path, *args: str) -> tuple[int, str, str]:
-    done = CliRunner().invoke(
-        cli, ["calibrate", *args, "--store", str(store), "--no-cache", "-q"], catch_exceptions=False
-    )
+    done = invoke("calibrate", *args, "--store", str(store), "--no-cache", "-q", catch_exceptions=False)
     return done.exit_code, done.stdout, done.stderr
 
 

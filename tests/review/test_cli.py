@@ -4,30 +4,14 @@ store, and every user mistake is one line on standard error with status 2."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests.clirun import clineval, invoke
 from tests.review.conftest import ReviewStoreData
 
-from clineval.cli.main import cli
 from clineval.store.reviews import ReviewStore
 from clineval.store.sqlite import RunStore
-
-
-def clineval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The real command, as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def _current(path: Path, run_id: str) -> list[tuple[str, str, str, str, str | None, str | None]]:
@@ -118,7 +102,7 @@ def test_plan_status_export_import(review_store: ReviewStoreData, tmp_path: Path
 
 
 def test_status_without_queues_says_how_to_plan(review_store: ReviewStoreData) -> None:
-    done = CliRunner().invoke(cli, ["review", "status", "--store", str(review_store.path)])
+    done = invoke("review", "status", "--store", str(review_store.path))
     assert done.exit_code == 0, done.stderr
     assert done.stdout.strip() == (
         f"No review queue yet; plan one: clineval review plan RUN --n 20 --store {review_store.path}"
@@ -127,19 +111,8 @@ def test_status_without_queues_says_how_to_plan(review_store: ReviewStoreData) -
 
 def test_export_jsonl_to_a_file(review_store: ReviewStoreData, tmp_path: Path) -> None:
     out = tmp_path / "none.jsonl"
-    done = CliRunner().invoke(
-        cli,
-        [
-            "review",
-            "export",
-            "latest",
-            "--format",
-            "jsonl",
-            "-o",
-            str(out),
-            "--store",
-            str(review_store.path),
-        ],
+    done = invoke(
+        "review", "export", "latest", "--format", "jsonl", "-o", str(out), "--store", str(review_store.path)
     )
     assert done.exit_code == 0, done.stderr
     assert out.read_text(encoding="utf-8") == ""  # no reviews yet
@@ -200,7 +173,7 @@ def test_user_errors_are_one_line_with_status_2(
     given = [a.format(**values) for a in args]
     if given[0] == "status":
         given.insert(1, review_store.run_id)
-    done = CliRunner().invoke(cli, ["review", *given, "--store", str(review_store.path)])
+    done = invoke("review", *given, "--store", str(review_store.path))
     assert done.exit_code == 2, done.output
     assert isinstance(done.exception, SystemExit)  # not a traceback
     lines = done.stderr.splitlines()
@@ -211,7 +184,7 @@ def test_user_errors_are_one_line_with_status_2(
 
 
 def test_a_missing_store_is_one_line(tmp_path: Path) -> None:
-    done = CliRunner().invoke(cli, ["review", "status", "--store", str(tmp_path / "none.db")])
+    done = invoke("review", "status", "--store", str(tmp_path / "none.db"))
     assert done.exit_code == 2
     assert (
         done.stderr.strip()
@@ -224,9 +197,7 @@ def test_plan_given_cases_in_their_order(review_store: ReviewStoreData, tmp_path
     store = review_store.copy(tmp_path / "given.db")
     ids = tmp_path / "ids.txt"
     ids.write_text("c03\n# the complaint's cases\nc01\nc11\n", encoding="utf-8")
-    done = CliRunner().invoke(
-        cli, ["review", "plan", review_store.run_id, "--cases", f"@{ids}", "--store", str(store)]
-    )
+    done = invoke("review", "plan", review_store.run_id, "--cases", f"@{ids}", "--store", str(store))
     assert done.exit_code == 0, done.stderr
     assert "given: the 2 case(s) named with --cases, in that order" in done.stdout
     assert (
@@ -235,7 +206,5 @@ def test_plan_given_cases_in_their_order(review_store: ReviewStoreData, tmp_path
     with RunStore(store, readonly=True) as runs:
         queue = ReviewStore(runs).get_queue("latest")
     assert queue.strategy == "given" and queue.case_ids == ["c03", "c01"]
-    wrong = CliRunner().invoke(
-        cli, ["review", "plan", review_store.run_id, "--cases", "c01,zz", "--store", str(store)]
-    )
+    wrong = invoke("review", "plan", review_store.run_id, "--cases", "c01,zz", "--store", str(store))
     assert wrong.exit_code == 2 and "--cases: run" in wrong.stderr and "has no case 'zz'" in wrong.stderr

@@ -5,11 +5,10 @@ clineval.review.data.review_schema finds it."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests import clirun
 
 import clineval
 from clineval.config import load_run_config
@@ -123,12 +122,7 @@ def test_validate_reports_a_wrong_review_with_its_line(tmp_path: Path) -> None:
     path = _run_file(
         tmp_path, "review:\n  scales:\n    - name: harm\n      options: [none]\n      colour: red\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", "validate", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = clirun.clineval("validate", str(path))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"{path}:9: review.scales[0].colour: unknown field" in done.stderr
 

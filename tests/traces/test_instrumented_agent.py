@@ -33,6 +33,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from tests.clirun import clineval
 
 from clineval.conversations.model import Conversation
 from clineval.model.trace import SpanRecord
@@ -162,24 +163,7 @@ def traces_score(cwd: Path, db: Path, *metrics: str) -> None:
     """``clineval traces score`` of the last hour's conversations in ``db``, none held back."""
     metric_args = [arg for metric in metrics for arg in ("-m", metric)]
     window = ("--since", "1h", "--idle", "0")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "clineval.cli.main",
-            "traces",
-            "score",
-            "--store",
-            str(db),
-            *window,
-            "-q",
-            *metric_args,
-        ],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = clineval("traces", "score", "--store", str(db), *window, "-q", *metric_args, cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
 

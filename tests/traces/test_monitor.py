@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.clirun import clineval
 from tests.traces.test_assemble import S, single_agent_current
 from tests.traces.test_instrumented_agent import start_clineval
 
@@ -54,25 +54,8 @@ def _add(db: Path, spans: list[SpanRecord]) -> None:
 
 
 def _monitor(db: Path, cwd: Path, idle_s: int) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "clineval.cli.main",
-            "monitor",
-            "--once",
-            "--store",
-            str(db),
-            "--idle",
-            str(idle_s),
-            "-m",
-            "latency",
-            "-q",
-        ],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    return clineval(
+        "monitor", "--once", "--store", str(db), "--idle", str(idle_s), "-m", "latency", "-q", cwd=cwd
     )
 
 
@@ -129,13 +112,13 @@ def test_rounds_score_each_finished_conversation_once(tmp_path: Path) -> None:
 
 
 def test_every_and_once_are_exclusive_and_every_must_be_a_duration(tmp_path: Path) -> None:
-    base = [sys.executable, "-m", "clineval.cli.main", "monitor", "-m", "latency", "--store", "x.db"]
+    base = ["monitor", "-m", "latency", "--store", "x.db"]
     for extra, message in [
         ([], "give --once"),
         (["--once", "--every", "15m"], "give --once"),
         (["--every", "soon"], "--every 'soon': expected a positive duration"),
     ]:
-        proc = subprocess.run([*base, *extra], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        proc = clineval(*base, *extra, cwd=tmp_path, timeout=60)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from tests.clirun import clineval
 
 from clineval.errors import ConfigError
 from clineval.model.trace import SpanEvent, SpanRecord
@@ -291,14 +292,7 @@ def test_a_failing_hook_is_500_with_one_line_and_stores_nothing(tmp_path: Path) 
 
 
 def _import(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", "traces", "import", "--store", "store.db", *args],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=60,
-    )
+    return clineval("traces", "import", "--store", "store.db", *args, cwd=tmp_path, timeout=60)
 
 
 def test_through_traces_import_the_store_file_holds_no_identifier(tmp_path: Path) -> None:

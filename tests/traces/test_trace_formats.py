@@ -19,12 +19,11 @@ conversations) in the shapes the tools give:
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.clirun import clineval
 
 from clineval.conversations.model import Conversation
 from clineval.errors import ConfigError
@@ -55,14 +54,7 @@ K_ANSWER = (
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", "traces", "import", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "COLUMNS": "250"},
-        timeout=60,
-    )
+    return clineval("traces", "import", *args, cwd=cwd, timeout=60, columns=250)
 
 
 def _stored(store: Path) -> list[object]:

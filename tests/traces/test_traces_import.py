@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.clirun import clineval
 
 from clineval.store.sqlite import RunStore
 from clineval.store.traces import TraceStore
@@ -31,14 +31,7 @@ def _request(trace: str, *span_ids: str) -> str:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", "traces", "import", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=60,
-    )
+    return clineval("traces", "import", *args, cwd=cwd, timeout=60)
 
 
 def _count(store: Path) -> int:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from tests.clirun import clineval
 from tests.traces.test_assemble import S, single_agent_current
 
 from clineval.errors import ConfigError
@@ -64,35 +63,27 @@ def test_traces_score_makes_a_run_linked_to_the_trace(tmp_path: Path) -> None:
         {"conversation_id": "conv-elsewhere", "turn": 1, "gold_agent": "Pharmacy"},
     ]
     (tmp_path / "gold.jsonl").write_text("".join(json.dumps(row) + "\n" for row in gold), encoding="utf-8")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "clineval.cli.main",
-            "traces",
-            "score",
-            "--store",
-            str(db),
-            "--since",
-            "2h",
-            "--idle",
-            "60",
-            "-m",
-            "conversational_faithfulness",
-            "-m",
-            "latency",
-            "-m",
-            "agent_selection_accuracy,tool_selection_accuracy,exact_match",
-            "--gold",
-            "gold.jsonl",
-            "--judge-rpm",
-            "6000",
-            "-q",
-        ],
+    proc = clineval(
+        "traces",
+        "score",
+        "--store",
+        str(db),
+        "--since",
+        "2h",
+        "--idle",
+        "60",
+        "-m",
+        "conversational_faithfulness",
+        "-m",
+        "latency",
+        "-m",
+        "agent_selection_accuracy,tool_selection_accuracy,exact_match",
+        "--gold",
+        "gold.jsonl",
+        "--judge-rpm",
+        "6000",
+        "-q",
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert "1 conversation(s) finished" in proc.stderr and "scoring 1 case(s)" in proc.stderr
@@ -121,13 +112,7 @@ def test_traces_score_makes_a_run_linked_to_the_trace(tmp_path: Path) -> None:
 
 def test_nothing_to_score_is_one_line(tmp_path: Path) -> None:
     db = _store_with_traffic(tmp_path, offset_s=0)
-    proc = subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", "traces", "score", "--store", str(db), "-m", "latency"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = clineval("traces", "score", "--store", str(db), "-m", "latency", cwd=tmp_path)
     assert proc.returncode == 2
     assert "no conversation to score" in proc.stderr and "1 still arriving" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -11,15 +11,14 @@ import dataclasses
 import functools
 import html as html_lib
 import json
-import os
 import re
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from tests.clirun import clineval
 
 from clineval import evaluate
 from clineval.results.result import EvalResult
@@ -40,17 +39,7 @@ EXTERNAL = re.compile(
 
 
 def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200"}
-    env.pop("CLINEVAL_JUDGE", None)
-    env.pop("CLINEVAL_STORE", None)
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=300,
-    )
+    return clineval(*args, cwd=cwd, timeout=300)
 
 
 def _cli_together(*calls: tuple[list[str], Path]) -> list[subprocess.CompletedProcess[str]]:

@@ -9,11 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from tests.clirun import invoke
 
 from clineval.calibration import CalibrationReport, load_samples, select_samples
 from clineval.calibration.data import write_samples
-from clineval.cli.main import cli
 from clineval.store.sqlite import RunStore
 
 
@@ -23,10 +22,6 @@ def _environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in ("CLINEVAL_JUDGE", "CLINEVAL_STORE", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COLUMNS", "200")
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
 
 
 def test_calibrate_reports_the_nli_judge(tiny_model: Path, tmp_path: Path) -> None:
