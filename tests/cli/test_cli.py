@@ -7,13 +7,13 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from tests.clirun import COMMAND, clineval
+from tests.waiting import wait_for
 
 from clineval.testing import ScriptedServer
 
@@ -30,19 +30,6 @@ CASES = [
     }
     for i in range(30)
 ]
-
-
-def clineval(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "CLINEVAL_JUDGE": "", **(env or {})},
-    )
 
 
 @pytest.fixture
@@ -162,14 +149,26 @@ def _count(db: Path, metric: str | None = None) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM results WHERE metric = ?", (metric,)).fetchone()[0])
 
 
-def _count_if_ready(db: Path) -> int:
+def _count_if_ready(db: Path, metric: str | None = None) -> int:
     """Results so far, or 0 while the store file or its tables do not exist yet."""
     if not db.exists():
         return 0
     try:
-        return _count(db)
+        return _count(db, metric)
     except sqlite3.OperationalError:
         return 0
+
+
+def _status_if_ready(db: Path) -> str | None:
+    """The run's status, or None while the store file, its tables or the run do not exist yet."""
+    if not db.exists():
+        return None
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+            row = conn.execute("SELECT status FROM runs").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return None if row is None else str(row[0])
 
 
 def test_resume_after_sigkill_loses_and_repeats_nothing(
@@ -196,21 +195,9 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(
         "-q",
     ]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "clineval.cli.main", *args],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        [*COMMAND, *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if db.exists():
-            try:
-                if _count(db, "rubric") >= 8:
-                    break
-            except sqlite3.OperationalError:
-                pass
-        time.sleep(0.05)
+    wait_for(lambda: _count_if_ready(db, "rubric") >= 8, "8 rubric results in the store", process=proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
     before_rubric = _count(db, "rubric")
@@ -252,9 +239,7 @@ def test_ctrl_c_saves_work_and_resume_finishes(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "clineval.cli.main",
+            *COMMAND,
             "run",
             "--data",
             "cases.jsonl",
@@ -276,11 +261,13 @@ def test_ctrl_c_saves_work_and_resume_finishes(tmp_path: Path) -> None:
         # Python would then keep ignoring: give the child the default disposition back.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    deadline = time.time() + 60
-    while time.time() < deadline and _count_if_ready(db) < 4:
-        time.sleep(0.05)
+    wait_for(lambda: _count_if_ready(db) >= 4, "the first 4 cases' results in the store", process=proc)
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.5)
+    # the run has stopped (what finished is saved, the run marked interrupted) while the other
+    # agent calls still wait: only then may they end, so the run cannot complete before the signal
+    wait_for(
+        lambda: _status_if_ready(db) == "interrupted", "the run marked interrupted after Ctrl-C", process=proc
+    )
     (tmp_path / "go").write_text("", encoding="utf-8")  # let the waiting agent threads end
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
