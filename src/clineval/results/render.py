@@ -13,7 +13,7 @@ from rich.table import Table
 
 from clineval.model import RunRecord
 from clineval.redaction import redact
-from clineval.results.aggregate import MetricAggregate
+from clineval.results.aggregate import MISSING_GROUP, MetricAggregate
 from clineval.results.models import models_label
 from clineval.results.result import EvalResult
 from clineval.results.trials import TrialSummary
@@ -169,6 +169,17 @@ def run_header(run: RunRecord, store_path: str | None = None) -> str:
     return " · ".join(parts)
 
 
+def no_such_group_field(by: str, run: RunRecord) -> str:
+    """The warning when no case of ``run`` has the metadata field ``by`` (a misspelt
+    ``--group-by``/``group_by:`` would otherwise show one "(missing)" group, silently)."""
+    known = run.dataset.metadata_columns
+    listed = f" (columns kept as metadata: {', '.join(known)})" if known else ""
+    return (
+        f"[yellow]warning[/]: no case has the metadata field {escape(repr(by))}, so every case is "
+        f"in {MISSING_GROUP}{escape(listed)}"
+    )
+
+
 def print_result(
     result: EvalResult,
     console: Console,
@@ -209,6 +220,8 @@ def print_result(
     if by:
         grouped = [a for a in result.aggregate(by) if "." not in a.metric]
         console.print(aggregates_table(grouped, title=f"By {by}", by=by, width=console.width))
+        if grouped and all(a.group == MISSING_GROUP for a in grouped):
+            console.print(no_such_group_field(by, run), highlight=False, soft_wrap=True)
     if extra is not None:
         console.print(extra)
     total_unscored = sum(result.unscored().values())
