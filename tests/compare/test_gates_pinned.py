@@ -8,6 +8,7 @@ docstring and the scores written here.
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 from tests.compare.test_gates_junit import SCORES, _result
 
 from clineval.compare import (
@@ -43,6 +44,15 @@ def test_parse_threshold_refuses_with_one_line(text: str, bound: str, message: s
 def test_gate_names_show_the_option_and_the_value_as_given() -> None:
     assert parse_threshold("latency=2.50", "max").name == "fail-over latency=2.5"
     assert parse_threshold("acc=1").name == "fail-under acc=1"
+
+
+def test_a_gate_is_a_value() -> None:
+    """Frozen: two gates read from the same text are equal and hash alike, and none can be
+    changed after it was checked."""
+    gate = parse_threshold("acc=0.8")
+    assert gate == parse_threshold("acc = 0.8") and len({gate, parse_threshold("acc=0.8")}) == 1
+    with pytest.raises(ValidationError, match="frozen"):
+        gate.threshold = 0.1  # type: ignore[misc]
 
 
 # --- thresholds: messages ------------------------------------------------------------------
@@ -146,6 +156,11 @@ def test_unknown_names_are_refused_with_what_the_run_has() -> None:
     assert str(raised.value) == "--fail-under acc=0.5: the run has no metric 'acc'. The run's metrics: none"
     with pytest.raises(ConfigError, match=r"no metric 'f2\.recall'"):
         check_metric_names([parse_threshold("f1=0.5"), parse_threshold("f2.recall=0.5")], ["f1"])
+    # after the run too: a sub-score of a metric the run does not have is an unknown metric
+    with pytest.raises(
+        ConfigError, match=r"the run has no metric 'f2\.recall'\. The run's metrics: acc, f1, lat"
+    ):
+        check_threshold(result, parse_threshold("f2.recall=0.5"))
 
 
 # --- the regression gate and the order of gates ---------------------------------------------
