@@ -94,7 +94,11 @@ TARGETS = (
     Target(
         "loaders",
         "src/clineval/datasets/loaders.py",
-        ("tests/datasets/test_loaders.py", "tests/datasets/test_loaders_pinned.py"),
+        (
+            "tests/datasets/test_loaders.py",
+            "tests/datasets/test_loaders_pinned.py",
+            "tests/datasets/test_mapping_columns.py",
+        ),
     ),
 )
 """Each module and the tests run against its mutants: its own tests, and a ``*_pinned.py``

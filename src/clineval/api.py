@@ -24,7 +24,7 @@ from clineval.config import DEFAULT_CACHE, AgentConfig, RunConfig, build_agent, 
 from clineval.datasets import Dataset, fingerprint_cases, load_dataset
 from clineval.datasets.loaders import stream_dataset
 from clineval.datasets.streams import CaseStream
-from clineval.errors import ConfigError, field_errors
+from clineval.errors import ColumnMappingError, ConfigError, field_errors
 from clineval.interrupts import run_sync
 from clineval.judges.base import Judge
 from clineval.judges.config import JudgeConfig, build_judge, default_judge_config
@@ -417,17 +417,21 @@ async def aevaluate(
     # Data (without keep_results, a JSONL file is checked line by line and never held in memory)
     load = load_dataset if keep_results else stream_dataset
     dataset: Dataset | CaseStream
-    if isinstance(data, Dataset | CaseStream):
-        dataset = data
-    elif data is None:
-        path = config.data_path()
-        if path is None:
-            raise ConfigError("no data: pass a dataset (a file, a DataFrame or a list of dicts)")
-        dataset = load(path, mapping=config.mapping, encoding=config.encoding)
-    elif isinstance(data, str | Path):
-        dataset = load(Path(data), mapping=config.mapping, encoding=config.encoding)
-    else:
-        dataset = load_dataset(data, mapping=config.mapping)
+    try:
+        if isinstance(data, Dataset | CaseStream):
+            dataset = data
+        elif data is None:
+            path = config.data_path()
+            if path is None:
+                raise ConfigError("no data: pass a dataset (a file, a DataFrame or a list of dicts)")
+            dataset = load(path, mapping=config.mapping, encoding=config.encoding)
+        elif isinstance(data, str | Path):
+            dataset = load(Path(data), mapping=config.mapping, encoding=config.encoding)
+        else:
+            dataset = load_dataset(data, mapping=config.mapping)
+    except ColumnMappingError:
+        with config.located("mapping"):  # a run file's mapping: the error names FILE:LINE too
+            raise
 
     # Agent
     agent_fn: AgentFn | None

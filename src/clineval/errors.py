@@ -22,6 +22,10 @@ class DatasetError(ClinevalError):
     """A dataset file, row or field that cannot become a case."""
 
 
+class ColumnMappingError(DatasetError):
+    """A column mapping names a column that no row of the dataset has."""
+
+
 class ConfigError(ClinevalError):
     """A run configuration, CLI option or import path that is not usable."""
 

@@ -50,4 +50,32 @@ def test_validate_accepts_a_run_file_whose_data_and_agent_exist(tmp_path: Path) 
     (tmp_path / "agent.py").write_text("def run(question):\n    return 'x'\n")
     (tmp_path / "r.yaml").write_text("data: cases.jsonl\nmetrics: [exact_match]\nagent: agent.py:run\n")
     checked = clineval("validate", "r.yaml", cwd=tmp_path)
-    assert (checked.returncode, checked.stdout, checked.stderr) == (0, "ok: run file with 1 metrics\n", "")
+    expected = "ok: run file with 1 metrics; dataset: 1 case\n"
+    assert (checked.returncode, checked.stdout, checked.stderr) == (0, expected, "")
+
+
+def test_validate_reads_the_dataset_as_the_run_would(tmp_path: Path) -> None:
+    """A mapping from a column no line has is located in the run file; a bad row names the
+    data file's line; a good file gives its number of cases."""
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "question": "q"}\n{"id": "b", "question": "r"}\n')
+    (tmp_path / "bad.jsonl").write_text('{"id": "a", "input": "q"}\nnot json\n')
+    (tmp_path / "typo.yaml").write_text(
+        "data: cases.jsonl\nmetrics: [exact_match]\nmapping: {qestion: input}\n"
+    )
+    (tmp_path / "bad.yaml").write_text("data: bad.jsonl\nmetrics: [exact_match]\n")
+    (tmp_path / "good.yaml").write_text(
+        "data: cases.jsonl\nmetrics: [exact_match]\nmapping: {question: input}\n"
+    )
+    typo = clineval("validate", "typo.yaml", cwd=tmp_path)
+    assert (typo.returncode, typo.stderr) == (
+        2,
+        f"error: typo.yaml:3: mapping: column mapping 'qestion' -> 'input': no line of "
+        f"{tmp_path}/cases.jsonl has the column 'qestion' (its columns: id, question)\n",
+    )
+    bad = clineval("validate", "bad.yaml", cwd=tmp_path)
+    assert (bad.returncode, bad.stderr) == (
+        2,
+        f"error: 1 bad row(s):\n{tmp_path}/bad.jsonl:2: not valid JSON (Expecting value at column 1)\n",
+    )
+    good = clineval("validate", "good.yaml", cwd=tmp_path)
+    assert (good.returncode, good.stdout) == (0, "ok: run file with 1 metrics; dataset: 2 cases\n")

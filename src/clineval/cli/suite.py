@@ -10,8 +10,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from clineval.cli.common import friendly, out
-from clineval.config import DEFAULT_CACHE, load_run_config
-from clineval.errors import ConfigError
+from clineval.config import DEFAULT_CACHE, RunConfig, load_run_config
+from clineval.errors import ColumnMappingError, ConfigError
 from clineval.interrupts import run_sync
 from clineval.judges.config import JudgeConfig
 from clineval.redaction import redact
@@ -109,6 +109,24 @@ def validate_command(file: str) -> None:
         )
         return
     config = load_run_config(file)  # checks the metrics too, without creating user objects
+    described = ""
     if config.data is not None:  # a run file may leave the data to --data: then only what it gives
         config.check_inputs()  # the dataset's file and format, an agent's file: located, as run does
-    out.print(f"[green]ok[/]: run file with {len(config.metrics)} metrics", highlight=False)
+        n = _checked_cases(config)
+        described = f"; dataset: {n} case{'' if n == 1 else 's'}"
+    out.print(f"[green]ok[/]: run file with {len(config.metrics)} metrics{described}", highlight=False)
+
+
+def _checked_cases(config: RunConfig) -> int:
+    """The run file's dataset read as the run reads it (every row validated, a JSONL file
+    line by line): its number of cases, or its first problems as the run would report them."""
+    from clineval.datasets.loaders import stream_dataset
+
+    path = config.data_path()
+    if path is None:  # check_inputs() has refused a run file without one
+        raise ConfigError("no dataset: give --data FILE or 'data:' in the run file")
+    try:
+        return len(stream_dataset(path, mapping=config.mapping, encoding=config.encoding))
+    except ColumnMappingError:
+        with config.located("mapping"):
+            raise

@@ -43,7 +43,7 @@ from clineval.datasets.dataset import Dataset as Dataset  # re-exported: its hom
 from clineval.datasets.dataset import _fingerprint_update
 from clineval.datasets.dataset import fingerprint_cases as fingerprint_cases
 from clineval.datasets.streams import CaseStream
-from clineval.errors import DatasetError, field_errors
+from clineval.errors import ColumnMappingError, DatasetError, field_errors
 from clineval.model import CASE_FIELDS, Case
 
 if TYPE_CHECKING:
@@ -615,10 +615,12 @@ def _validated(
         return f"{source}:{number}" if unit == "line" else f"{source} {unit} {number}"
 
     first_seen: dict[str, int] = {}
+    columns: dict[str, None] = {}  # every column of every row, for a mapping that names none of them
     for index, (number, row) in enumerate(rows, start=1):
         if not isinstance(row, Mapping):
             problems.append(f"{where(number)}: expected an object with case fields, got {type(row).__name__}")
             continue
+        columns.update(dict.fromkeys(map(str, row)))
         for column in row:
             if _target(str(column), mapping).startswith("metadata.") and column not in mapping:
                 metadata_columns[str(column)] = None
@@ -641,3 +643,21 @@ def _validated(
             continue
         first_seen[case.id] = number
         yield case
+    check_mapped_columns(mapping, columns, source, unit)
+
+
+def check_mapped_columns(
+    mapping: Mapping[str, str], columns: Mapping[str, None], source: str, unit: str
+) -> None:
+    """A :class:`ColumnMappingError` when the mapping names a column that no row has (a
+    misspelt column would otherwise leave its field empty in every case, silently); not
+    for a dataset without rows, which is reported as such."""
+    if not columns:
+        return
+    unknown = [column for column in mapping if column not in columns]
+    if unknown:
+        pairs = ", ".join(f"{column!r} -> {mapping[column]!r}" for column in unknown)
+        raise ColumnMappingError(
+            f"column mapping {pairs}: no {unit} of {source} has the column "
+            f"{' or '.join(repr(c) for c in unknown)} (its columns: {', '.join(columns)})"
+        )
