@@ -7,12 +7,18 @@ Every expected value below is worked out by hand from the rules in
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from pydantic import ValidationError
 from tests.compare.test_case_gate import _result
 
+from clineval import load_run
 from clineval.compare.case_gate import CaseGate, CaseGateResult, check_case_regressions, parse_case_gate
 from clineval.errors import ConfigError
 from clineval.model import Score
+from clineval.results.result import EvalResult
+from clineval.store.sqlite import RunStore
 
 # --- the option ------------------------------------------------------------------------------
 
@@ -50,6 +56,14 @@ def test_parse_case_gate_refuses_with_one_line(text: str, message: str) -> None:
     with pytest.raises(ConfigError) as raised:
         parse_case_gate(text)
     assert str(raised.value) == message
+
+
+def test_a_case_gate_is_a_value() -> None:
+    """Frozen: equal gates hash alike, and a gate cannot be changed after it was parsed."""
+    gate = parse_case_gate("fuzzy=90")
+    assert len({gate, parse_case_gate(" fuzzy = 90 ")}) == 1
+    with pytest.raises(ValidationError, match="frozen"):
+        gate.threshold = 10.0  # type: ignore[misc]
 
 
 # --- what "right" means, at its edges --------------------------------------------------------
@@ -111,6 +125,36 @@ def test_a_threshold_decides_over_a_label_and_needs_a_value() -> None:
     ]
 
 
+def test_a_case_judged_by_threshold_or_value_shows_values_not_labels() -> None:
+    """p (4 → 2 under ``sim=3``) carries pass labels, and ``decision`` is 0/1 with labels that
+    are not verdicts (approved / denied): both are judged and shown by their values."""
+    a = _result(
+        "a",
+        {"p": {"sim": Score(value=4.0, label="pass"), "decision": Score(value=1.0, label="approved")}},
+    )
+    b = _result(
+        "b",
+        {"p": {"sim": Score(value=2.0, label="pass"), "decision": Score(value=0.0, label="denied")}},
+    )
+    assert _pairs(check_case_regressions(a, b, parse_case_gate("sim=3"))) == [("p", "threshold", "4", "2")]
+    assert _pairs(check_case_regressions(a, b, CaseGate(metric="decision"))) == [("p", "binary", "1", "0")]
+
+
+def test_an_unscored_score_in_a_is_never_right_whatever_its_label() -> None:
+    """A label with no value is a not-applicable score, and an error may carry a label: in
+    A neither was right, so neither can regress (and neither is a score to gate)."""
+    a = _result(
+        "a",
+        {
+            "x": {"sim": Score(label="pass")},
+            "y": {"sim": Score(error="judge down", label="pass")},
+        },
+    )
+    b = _result("b", {"x": {"sim": Score(label="fail")}, "y": {"sim": Score(value=1.0, label="fail")}})
+    outcome = check_case_regressions(a, b, CaseGate())
+    assert outcome.passed and outcome.cases == []
+
+
 def test_labels_are_read_without_regard_to_case() -> None:
     """``PASS`` and ``Passed`` are pass, ``FAILED`` is fail; the label is shown as written."""
     a = _result(
@@ -153,7 +197,20 @@ def test_binary_means_zero_or_one_in_both_runs() -> None:
 # --- what run B shows for a regressed case -------------------------------------------------
 
 
-def test_every_way_a_right_case_can_stop_being_right() -> None:
+def _kept(result: EvalResult, store: Path | None) -> EvalResult:
+    """``result`` as is, or saved to the store at ``store`` and read back lazily (the gate
+    then reads its scores with SQL, as ``clineval compare`` does)."""
+    if store is None:
+        return result
+    with RunStore(store) as kept:
+        kept.create_run(result.run, result.cases)
+        for record in result.results:
+            kept.save_result(record)
+    return load_run(result.run.id, store=store, lazy=True)
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["in memory", "from the store"])
+def test_every_way_a_right_case_can_stop_being_right(stored: bool, tmp_path: Path) -> None:
     """Binary ``m``, right (1) in A on c1-c6. Before them come cases the gate must pass over
     and keep going: no result in A (s0), an error in A (s1), wrong in A (s2), right in both
     (s3). In B: c1 an error of two lines (its first shown), c2 an error of 130 characters
@@ -186,7 +243,8 @@ def test_every_way_a_right_case_can_stop_being_right() -> None:
             "n": {"m": Score(value=0.0)},
         },
     )
-    outcome = check_case_regressions(a, b, CaseGate())
+    store = tmp_path / "runs.db" if stored else None
+    outcome = check_case_regressions(_kept(a, store), _kept(b, store), CaseGate())
     assert _pairs(outcome) == [
         ("c1", "binary", "1", "error: judge timed out"),
         ("c2", "binary", "1", "error: " + "x" * 120),
@@ -196,6 +254,14 @@ def test_every_way_a_right_case_can_stop_being_right() -> None:
         ("c6", "binary", "1", "–"),
     ]
     assert (outcome.passed, outcome.observed, outcome.threshold) == (False, 6.0, 0.0)
+
+
+def test_each_run_is_read_by_the_rule_its_own_score_allows() -> None:
+    """A 0/1 metric whose scores gained a pass/fail label in B: x was right in A by its value
+    (1) and is wrong in B by its label, which is what the gate shows for B."""
+    a = _result("a", {"x": {"m": Score(value=1.0)}, "y": {"m": Score(value=1.0)}})
+    b = _result("b", {"x": {"m": Score(value=0.0, label="fail")}, "y": {"m": Score(value=1.0, label="pass")}})
+    assert _pairs(check_case_regressions(a, b, CaseGate())) == [("x", "binary", "1", "fail")]
 
 
 def test_a_named_metric_gates_that_metric_alone() -> None:

@@ -172,7 +172,7 @@ def check_case_regressions(a: EvalResult, b: EvalResult, gate: CaseGate) -> Case
         ]
         binary = is_binary(values)
         lower = lower_is_better_metric(metric, runs)
-        gated_here = 0
+        gated_here = False  # any case of this metric judged
         for case_id in ids:
             before = by_a.get(case_id)
             if before is None:
@@ -180,7 +180,7 @@ def check_case_regressions(a: EvalResult, b: EvalResult, gate: CaseGate) -> Case
             rule = _rule(before, gate, binary)
             if rule is None:
                 continue
-            gated_here += 1
+            gated_here = True
             if not _right(before, rule, gate.threshold, lower):
                 continue
             after = by_b.get(case_id)
