@@ -262,6 +262,7 @@ def _assemble_config(
     agent_concurrency: Any,
     agent_timeout_s: Any,
     agent_max_attempts: Any,
+    agent_isolate: Any = UNSET,
     judge_concurrency: Any,
     scoring_concurrency: Any,
     executor: Any = UNSET,
@@ -309,6 +310,7 @@ def _assemble_config(
             ("concurrency", agent_concurrency),
             ("timeout_s", agent_timeout_s),
             ("max_attempts", agent_max_attempts),
+            ("isolate", agent_isolate),
             ("num_cpus", agent_num_cpus),
             ("num_gpus", agent_num_gpus),
         )
@@ -317,8 +319,8 @@ def _assemble_config(
     if limits:
         if agent_config is None:
             raise ConfigError(
-                "agent_concurrency, agent_timeout_s, agent_max_attempts, agent_num_cpus and "
-                "agent_num_gpus need an agent"
+                "agent_concurrency, agent_timeout_s, agent_max_attempts, agent_isolate, "
+                "agent_num_cpus and agent_num_gpus need an agent"
             )
         agent_config = agent_config.model_copy(update=limits)
     updates["agent"] = agent_config
@@ -346,6 +348,7 @@ async def aevaluate(
     agent_concurrency: int = UNSET,
     agent_timeout_s: float = UNSET,
     agent_max_attempts: int = UNSET,
+    agent_isolate: bool = UNSET,
     judge_concurrency: int | None = UNSET,
     scoring_concurrency: int | None = UNSET,
     executor: Literal["local", "ray"] = UNSET,
@@ -367,7 +370,9 @@ async def aevaluate(
     ``executor="ray"`` runs the agent calls and scores on a Ray cluster (``ray_address``;
     ``agent_num_cpus``/``agent_num_gpus``: what each worker asks Ray for; see docs/ray.md).
     ``repeats=N`` calls the agent N times on each case and scores each case by the mean of
-    its trials (:mod:`clineval.results.trials`; docs/running.md).
+    its trials (:mod:`clineval.results.trials`; docs/running.md). ``agent_isolate=True`` runs
+    the agent in worker processes (an agent that exits or crashes fails its case, not the
+    run; docs/running.md); with ``resume`` it isolates the rest of an interrupted run.
     """
     reporter = progress if not isinstance(progress, bool | None) else default_progress(progress)
     if resume is not None:
@@ -384,6 +389,7 @@ async def aevaluate(
             keep_results=keep_results,
             executor=executor,
             ray_address=ray_address,
+            agent_isolate=agent_isolate,
         )
     judge_config, judge_obj = (None, None) if judge is None else _judge_from(judge)
     config = _assemble_config(
@@ -400,6 +406,7 @@ async def aevaluate(
         agent_concurrency=agent_concurrency,
         agent_timeout_s=agent_timeout_s,
         agent_max_attempts=agent_max_attempts,
+        agent_isolate=agent_isolate,
         judge_concurrency=judge_concurrency,
         scoring_concurrency=scoring_concurrency,
         executor=executor,
@@ -513,6 +520,7 @@ async def _resume(
     keep_results: bool = True,
     executor: Any = UNSET,
     ray_address: Any = UNSET,
+    agent_isolate: Any = UNSET,
 ) -> EvalResult:
     run_store = _open_store(store)
     record = run_store.get_run(run_ref)
@@ -540,6 +548,12 @@ async def _resume(
         config.ray_address = ray_address
     if config.repeats > 1 and config.executor != "local":
         raise ConfigError(f"run {record.id} has repeats: {config.repeats}, which run in this process only")
+    if _given(agent_isolate) and agent_isolate is not None:
+        if config.agent is None:
+            raise ConfigError(f"run {record.id} has no agent to isolate")
+        config.agent = config.agent.model_copy(update={"isolate": bool(agent_isolate)})
+        if isinstance(record.config.get("agent"), dict):  # what the rest of the run used
+            record.config["agent"] = {**record.config["agent"], "isolate": bool(agent_isolate)}
     _connect_executor(config)
     # What a resumed run used is what its record says.
     record.config["judge"] = with_placeholders(config.judge.model_dump(mode="json"), config.from_environment)

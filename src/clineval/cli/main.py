@@ -296,14 +296,14 @@ def run(
             "--concurrency": concurrency,
             "--agent-timeout": agent_timeout,
             "--agent-attempts": agent_attempts,
-            "--isolate-agent": isolate_agent,
             "--repeats": repeats,
         }
         given = [option for option, value in refused.items() if value]
         if given:
             raise ConfigError(
                 f"--resume continues a run with its own data, agent, metrics and tags; {', '.join(given)} "
-                "cannot change them (to score a stored run with other metrics use 'clineval score')"
+                "cannot change them (to score a stored run with other metrics use 'clineval score'; "
+                "--isolate-agent may be added)"
             )
         gates.check_before_run(store_path, resume=resume)
         if judge_rpm is not None or judge_tpm is not None:
@@ -334,6 +334,7 @@ def run(
             cache=None if no_cache else api.UNSET,
             executor=run_on.get("executor", api.UNSET),
             ray_address=run_on.get("ray_address", api.UNSET),
+            agent_isolate=True if isolate_agent else api.UNSET,  # the rest of the run, in workers
             keep_results=False,  # bounded memory: results stay in the store, the table reads them there
         )
         _show(result, group_by, show_cases)
