@@ -76,10 +76,13 @@ def test_permutation_test_on_five_pairs_by_hand() -> None:
 
 
 def test_permutation_test_counts_sums_equal_up_to_rounding_as_ties() -> None:
+    # d = b − a = [0.7, 0.3, 0.1, 0.7], all one way: all-plus and all-minus reach |Σd|, 2/16.
+    # In floating point 0.9 − 0.2 etc. and their sums in another order differ in the last bit,
+    # so without the tolerance not even the observed assignment would count (p = 0)
+    assert paired_permutation_test([0.2, 0.0, 0.8, 0.0], [0.9, 0.3, 0.9, 0.7]) == 0.125
     # d = [0.1, 0.2, −0.3, 1.0], Σd = 1. Flipping a set T of the signed differences gives
     # |1 − 2·ΣT| ≥ 1 when ΣT ≤ 0 or ΣT ≥ 1: {}, {−0.3}, {1.0}, {0.1, −0.3}, {0.2, −0.3},
-    # {0.1, 1.0}, {0.2, 1.0}, {0.1, 0.2, −0.3} (sum 0 only up to rounding), {0.1, 0.2, 1.0},
-    # all four: 10 of 16, p = 0.625.
+    # {0.1, 1.0}, {0.2, 1.0}, {0.1, 0.2, −0.3}, {0.1, 0.2, 1.0}, all four: 10 of 16
     assert paired_permutation_test([0.0] * 4, [0.1, 0.2, -0.3, 1.0]) == 0.625
 
 
@@ -116,6 +119,14 @@ def test_permutation_test_default_draw_is_the_documented_one() -> None:
     assert default != paired_permutation_test(a, b, exact_max_n=0, seed=1)
 
 
+def test_options_are_keyword_only() -> None:
+    # a third positional number would be ambiguous (resamples? confidence? seed?)
+    with pytest.raises(TypeError):
+        paired_permutation_test([0.0], [1.0], 100)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        paired_bootstrap_ci([0.0, 0.0], [1.0, 0.0], 0.9)  # type: ignore[call-arg]
+
+
 # --- bootstrap interval of the mean difference ---------------------------------------------
 
 
@@ -128,7 +139,7 @@ def test_paired_bootstrap_on_three_pairs_by_hand() -> None:
     a, b = [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]
     assert paired_bootstrap_ci(a, b) == (0.0, 1.0)
     ci90 = paired_bootstrap_ci(a, b, confidence=0.90)
-    assert ci90 is not None and ci90 == (0.0, pytest.approx(2 / 3))
+    assert ci90 is not None and ci90[0] == 0.0 and ci90[1] == pytest.approx(2 / 3)
 
 
 def test_paired_bootstrap_two_pairs_give_an_interval() -> None:
