@@ -177,12 +177,12 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"p-values must lie in [0, 1], got {p}")
     order = sorted(range(m), key=lambda i: pvalues[i])
-    adjusted = [0.0] * m
+    adjusted: dict[int, float] = {}
     running = 0.0
     for rank, index in enumerate(order):
         running = max(running, min(1.0, (m - rank) * pvalues[index]))
         adjusted[index] = running
-    return adjusted
+    return [adjusted[i] for i in range(m)]
 
 
 def is_binary(values: Sequence[float]) -> bool:
