@@ -12,7 +12,8 @@ on a loaded machine) and checks every outcome:
   (interpreter start-up, the launcher's ``import re``, ``clineval/__init__``'s ``from
   typing import``, tens of milliseconds on an idle machine): the process ends by the signal
   (a shell shows 130/143), with nothing on standard error or Python's KeyboardInterrupt
-  traceback without a clineval frame, and no store.
+  traceback without a clineval frame, and no store; or, interrupted while it imports its
+  ``site`` module or ``runpy`` (``python -m``), Python's own start-up error, exit 1.
 
 The phases that once escaped are also hit on purpose: a command module loading inside
 click (click's ``Aborted!``, exit 1, before), and signals after the save (they killed the
@@ -58,6 +59,10 @@ def hang(question):
 CLINEVAL_FRAME = re.compile(
     r'File "[^"]*[/\\]clineval[/\\](?!__init__\.py"|cli[/\\]__init__\.py"|interrupts\.py")[^"]*\.py"'
 )
+
+
+PYTHON_STARTUP_ERRORS = ("Fatal Python error: init_import_site", "Could not import runpy module")
+"""How Python itself reports an interrupt while it starts, before it runs any of clineval."""
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -141,9 +146,9 @@ def _check(outcome: Outcome) -> str:
     """'clineval' or 'python' (who handled the signal); fails on anything else."""
     what = outcome.describe()
     assert "Aborted!" not in outcome.stderr, what
-    # ended by the signal, or Python's own fatal start-up error (a Ctrl-C while it imports
-    # its site module, exit 1): only before clineval's first module
-    if outcome.code == -outcome.sig or outcome.stderr.startswith("Fatal Python error: init_import_site"):
+    # ended by the signal, or Python's own start-up errors (a Ctrl-C while it imports its
+    # site module, or runpy for ``python -m``: exit 1): only before clineval's first module
+    if outcome.code == -outcome.sig or outcome.stderr.startswith(PYTHON_STARTUP_ERRORS):
         assert outcome.stdout == "", what
         assert not CLINEVAL_FRAME.search(outcome.stderr), what
         lines = outcome.stderr.strip().splitlines()
