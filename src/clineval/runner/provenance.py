@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import platform
 import secrets
@@ -24,13 +25,22 @@ def clineval_version() -> str:
 
 
 def package_versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
-    versions: dict[str, str] = {}
-    for name in (*TRACKED_PACKAGES, *extra):
+    """The installed versions of :data:`TRACKED_PACKAGES` and ``extra`` (those installed)."""
+    return dict(_versions((*TRACKED_PACKAGES, *extra)))
+
+
+@functools.cache
+def _versions(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    # Read once per process: looking a distribution up scans sys.path (about 60 ms for the
+    # tracked packages, per run), and the modules a process has imported keep their version
+    # even if a newer one is installed meanwhile.
+    found: list[tuple[str, str]] = []
+    for name in names:
         try:
-            versions[name] = importlib.metadata.version(name)
+            found.append((name, importlib.metadata.version(name)))
         except importlib.metadata.PackageNotFoundError:
             continue
-    return versions
+    return tuple(found)
 
 
 def python_version() -> str:
