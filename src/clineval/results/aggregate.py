@@ -19,7 +19,7 @@ from clineval.model import Case, ResultRecord
 
 MISSING_GROUP = "(missing)"
 #: Values resampled at once by :func:`bootstrap_ci` (bounds its memory: 4 M values, 64 MB).
-RESAMPLE_BATCH_VALUES = 4_000_000
+RESAMPLE_BATCH_VALUES = 4_000_000  # pragma: no mutate (batch size only: same random stream, same interval)
 
 
 class MetricAggregate(BaseModel):
@@ -51,7 +51,7 @@ def bootstrap_ci(
     if data.size < 2:
         return None
     if np.ptp(data) == 0:
-        return float(data[0]), float(data[0])
+        return float(data[0]), float(data[0])  # pragma: no mutate (all values equal: any index)
     from scipy.stats import bootstrap
 
     result = bootstrap(
@@ -64,7 +64,7 @@ def bootstrap_ci(
         # (one random stream, drawn in order) and batches that fit the CPU cache are faster
         batch=max(1, min(n_resamples, RESAMPLE_BATCH_VALUES // data.size)),
         method="percentile",
-        vectorized=True,
+        vectorized=True,  # pragma: no mutate (False gives the same interval, one resample at a time)
         rng=np.random.default_rng(seed),
     )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
@@ -151,7 +151,8 @@ def aggregate(
                 values[(f"{result.metric}.{sub}", group)].append(sub_value)
             else:
                 na[(f"{result.metric}.{sub}", group)] += 1
-    groups = sorted({g for (_, g) in (*values, *errors, *na)}, key=lambda g: (g is None, g or ""))
+    # every group is None (no `by`) or every one is a label
+    groups = sorted({g for (_, g) in (*values, *errors, *na)}, key=lambda g: g or "")
     out: list[MetricAggregate] = []
     for metric in order:
         names = [metric] + [f"{metric}.{sub}" for sub in sub_order[metric]]
