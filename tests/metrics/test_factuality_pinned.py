@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
@@ -19,7 +20,9 @@ import pytest
 import yaml
 from tests.metrics.fakes import FakeJudge, FakePrimitives
 
-from clineval.judges.primitives import Fact, Verdict
+from clineval.errors import ConfigError
+from clineval.judges.base import JudgeError
+from clineval.judges.primitives import DEFAULT_CATEGORIES, Fact, Verdict
 from clineval.metrics.base import ScoreContext, score_case
 from clineval.metrics.factuality import (
     FactCheck,
@@ -216,8 +219,8 @@ def test_no_credit_on_either_side_gives_f1_zero() -> None:
     # P = 0 and R = 0: F1 is 0 (2PR / (P + R) would divide by zero).
     missing = Verdict(label="not_entailed", reason="missing")
     s = tbfact_scores(
-        fact_checks("precision", [Fact(text="p")], [missing]),
-        fact_checks("recall", [Fact(text="r")], [missing]),
+        precision_checks=fact_checks("precision", [Fact(text="p")], [missing]),
+        recall_checks=fact_checks("recall", [Fact(text="r")], [missing]),
     )
     assert (s["precision"], s["recall"], s["f1"], s["f1_strict"], s["f1_lenient"]) == (
         0.0,
@@ -226,6 +229,50 @@ def test_no_credit_on_either_side_gives_f1_zero() -> None:
         0.0,
         0.0,
     )
+
+
+@pytest.mark.parametrize(
+    ("label", "reason", "distortions", "unsupported"),
+    [
+        ("not_entailed", "incorrect", 1, 0),  # contradicted
+        ("partial", "incorrect", 1, 0),  # contradicted in part: still a distortion
+        ("not_entailed", "missing", 0, 1),  # the reference does not mention it
+        ("partial", "missing", 0, 0),  # partly supported: neither
+        ("not_entailed", "ambiguous", 0, 0),
+        ("not_entailed", "other", 0, 0),
+        ("entailed", None, 0, 0),
+    ],
+)
+def test_each_response_fact_counts_as_its_reason_says(
+    label: str, reason: str | None, distortions: int, unsupported: int
+) -> None:
+    checks = fact_checks("precision", [Fact(text="p")], [Verdict(label=label, reason=reason)])  # type: ignore[arg-type]
+    s = tbfact_scores(checks, [])
+    assert (s["distortions"], s["unsupported"]) == (distortions, unsupported)
+    assert (s["omissions"], s["partial_omissions"], s["inclusions"], s["partial_inclusions"]) == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("label", "reason", "counts"),
+    [
+        # (inclusions, partial_inclusions, omissions, partial_omissions)
+        ("entailed", None, (1, 0, 0, 0)),
+        ("partial", "missing", (0, 1, 0, 1)),
+        ("partial", "ambiguous", (0, 1, 0, 0)),
+        ("partial", "other", (0, 1, 0, 0)),
+        ("not_entailed", "missing", (0, 0, 1, 0)),
+        ("not_entailed", "incorrect", (0, 0, 0, 0)),
+        ("not_entailed", "ambiguous", (0, 0, 0, 0)),
+        ("not_entailed", "other", (0, 0, 0, 0)),
+    ],
+)
+def test_each_reference_fact_counts_as_its_reason_says(
+    label: str, reason: str | None, counts: tuple[int, int, int, int]
+) -> None:
+    checks = fact_checks("recall", [Fact(text="r")], [Verdict(label=label, reason=reason)])  # type: ignore[arg-type]
+    s = tbfact_scores([], checks)
+    assert (s["inclusions"], s["partial_inclusions"], s["omissions"], s["partial_omissions"]) == counts
+    assert (s["distortions"], s["unsupported"]) == (0, 0)
 
 
 def test_a_long_fact_table_pairs_every_fact_with_its_verdict() -> None:
@@ -354,10 +401,114 @@ def test_recall_only_from_a_run_file_gives_recall() -> None:
 
 def test_both_directions_from_a_run_file_is_the_default() -> None:
     prims = fake()
-    s = score(from_run_file("name: tbfact\nargs: {directions: both}"), CASE, prims)
+    s = score(from_run_file("name: tbfact\nargs: {directions: both, policy: default}"), CASE, prims)
     assert prims.calls == {"extract_facts": 2, "check_facts": 2}
     assert s.value is not None and math.isclose(s.value, 15 / 43)
     assert s.explanation == EXPLANATION
+
+
+@pytest.mark.parametrize(
+    ("directions", "response_facts", "reference_facts", "explanation"),
+    [
+        ("precision", [], REF, "the response states no fact (precision only)"),
+        ("recall", PRED, [], "the reference states no fact (recall only)"),
+    ],
+)
+def test_one_direction_from_a_run_file_with_nothing_on_its_side_is_not_applicable(
+    directions: str, response_facts: list[Fact], reference_facts: list[Fact], explanation: str
+) -> None:
+    prims = fake(facts={RESPONSE: response_facts, REFERENCE: reference_facts})
+    s = score(from_run_file(f"name: tbfact\nargs: {{directions: {directions}}}"), CASE, prims)
+    assert s.status == "not_applicable"
+    assert s.explanation == explanation
+    assert "check_facts" not in prims.calls
+
+
+# --- a reference shared by many cases ------------------------------------------------------------
+
+
+class FlakyExtraction(FakePrimitives):
+    """Extraction of the reference fails the first time (``fail``) or waits until released (``block``)."""
+
+    def __init__(self, mode: str) -> None:
+        super().__init__(facts={RESPONSE: PRED, REFERENCE: REF}, verdicts=VERDICTS)
+        self.mode = mode
+        self.release = asyncio.Event()
+        self.asked = asyncio.Event()
+        self.reference_asked = 0
+
+    async def extract_facts(self, text: str, categories: Sequence[str] = DEFAULT_CATEGORIES) -> list[Fact]:
+        if text == REFERENCE:
+            self.reference_asked += 1
+            self.asked.set()
+            if self.reference_asked == 1:
+                if self.mode == "block":
+                    await self.release.wait()
+                raise JudgeError("the judge answered 503")
+        return await super().extract_facts(text, categories)
+
+
+def test_a_failed_extraction_of_a_shared_reference_is_asked_again_by_the_next_case() -> None:
+    prims, metric = FlakyExtraction("fail"), TBFact()
+    first = score(metric, CASE, prims)
+    assert first.status == "error" and "503" in (first.error or "")
+    second = score(metric, CASE.model_copy(update={"id": "c2"}), prims)
+    assert prims.reference_asked == 2
+    assert second.value is not None and math.isclose(second.value, 15 / 43)
+
+
+def test_a_run_stopped_during_a_shared_extraction_reports_no_stray_error() -> None:
+    # The run stops (every task is cancelled) while a case awaits the reference's extraction:
+    # nothing is left for asyncio to report, and the next case asks for the extraction again.
+    prims, metric = FlakyExtraction("block"), TBFact()
+    reported: list[dict[str, object]] = []
+
+    async def run() -> Score:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: reported.append(context))
+        ctx = ScoreContext(FakeJudge(prims))
+        case = asyncio.create_task(score_case(metric, CASE, ctx))
+        await prims.asked.wait()
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            task.cancel()
+        await asyncio.gather(case, return_exceptions=True)
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return await score_case(metric, CASE.model_copy(update={"id": "c2"}), ctx)
+
+    again = asyncio.run(run())
+    assert reported == []
+    assert prims.reference_asked == 2
+    assert again.value is not None and math.isclose(again.value, 15 / 43)
+
+
+# --- an empty text is never sent to the judge -----------------------------------------------------
+
+
+def test_an_empty_response_omits_every_reference_fact_without_asking_the_judge() -> None:
+    # R = 0 (all five reference facts omitted), P undefined, F1 0; the three high-importance
+    # omissions are named, then the note.
+    prims = fake()
+    s = score(TBFact(), CASE.model_copy(update={"response": "  "}), prims)
+    assert prims.calls == {"extract_facts": 1}  # the reference; no entailment call at all
+    assert s.explanation == (
+        "precision n/a over 0 response fact(s), recall 0.00 over 5 reference fact(s), "
+        "F1 0.00 (default policy). "
+        "omitted (high importance): Type 2 diabetes; Metformin 500 mg twice daily; Penicillin allergy. "
+        "the response states no fact, so precision is undefined and F1 is 0 (nothing is shared)."
+    )
+    assert {(f["label"], f["reason"], f["explanation"]) for f in s.details["facts"]} == {
+        ("not_entailed", "missing", "the other text is empty")
+    }
+    assert (s.sub_scores["omissions"], s.sub_scores["n_reference_facts"]) == (5.0, 5.0)
+
+
+def test_response_facts_against_an_empty_reference_are_unsupported_without_asking_the_judge() -> None:
+    prims = fake()
+    s = score(TBFact(directions="precision"), CASE.model_copy(update={"reference": ""}), prims)
+    assert prims.calls == {"extract_facts": 1}  # the response
+    assert s.value == 0.0
+    assert s.explanation == "precision 0.00 over 6 fact(s) (default policy; precision only)"
+    assert (s.sub_scores["unsupported"], s.sub_scores["distortions"]) == (6.0, 0.0)
 
 
 # --- curated reference facts -----------------------------------------------------------------------
@@ -438,6 +589,37 @@ def test_a_reference_facts_file_may_hold_blank_lines(tmp_path: Path) -> None:
     assert {k: [f.text for f in v] for k, v in loaded.items()} == {"c1": ["Type 2 diabetes"], "2": []}
 
 
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("[1, 2]", "expected an object with 'id' and a 'gold_facts' list"),
+        ('"c2"', "expected an object with 'id' and a 'gold_facts' list"),
+        ('{"gold_facts": []}', "expected an object with 'id' and a 'gold_facts' list"),
+        (
+            '{"id": "c2", "gold_facts": "Type 2 diabetes"}',
+            "expected an object with 'id' and a 'gold_facts' list",
+        ),
+        ('{"id": "c2", "gold_facts": ["ok", {"text": "x", "importance": "urgent"}]}', "gold_facts[1]: "),
+        ('{"id": "c2", "gold_facts": [{"fact": "x"}]}', "gold_facts[0]: "),
+    ],
+)
+def test_a_bad_reference_facts_line_names_file_line_and_item(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "facts.jsonl"
+    path.write_text('{"id": "c1", "gold_facts": ["Type 2 diabetes"]}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_reference_facts(path)
+    assert str(raised.value).startswith(f"{path}:2: {message}")
+
+
+def test_an_unreadable_reference_facts_file_is_a_config_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.jsonl"
+    with pytest.raises(ConfigError) as raised:
+        TBFact(reference_facts=str(missing))
+    assert (
+        str(raised.value) == f"tbfact: cannot read reference_facts file {missing}: No such file or directory"
+    )
+
+
 # --- exporting the facts a run used ----------------------------------------------------------------
 
 
@@ -482,8 +664,9 @@ def test_written_reference_facts_are_json_lines_that_load_back(tmp_path: Path) -
             "gold_facts": [{"text": "Café-au-lait spots", "category": "symptom", "importance": "low"}],
         },
     ]
-    path = write_reference_facts(rows, tmp_path / "new" / "facts.jsonl")
-    assert path == tmp_path / "new" / "facts.jsonl"
+    path = write_reference_facts(rows[:1], tmp_path / "curated" / "diabetes" / "facts.jsonl")
+    # written again into the directory that now exists: the file is replaced
+    assert write_reference_facts(rows, path) == path == tmp_path / "curated" / "diabetes" / "facts.jsonl"
     text = path.read_text(encoding="utf-8")
     # one JSON object a line, non-ASCII written as is (clinicians edit this file)
     assert text.splitlines() == [json.dumps(r, ensure_ascii=False) for r in rows]
