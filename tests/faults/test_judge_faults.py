@@ -23,13 +23,13 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.clirun import clineval
 
 from clineval.testing import ScriptedServer
 
@@ -73,14 +73,7 @@ def _run_file(folder: Path, server: ScriptedServer, metrics: list[str], **judge:
 def _cli(
     *args: str, cwd: Path, timeout: float = 60, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
-    )
+    return clineval(*args, cwd=cwd, env=env, timeout=timeout)
 
 
 def _no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
@@ -317,6 +310,16 @@ def test_a_401_while_cases_share_a_reference_prints_no_task_traceback(
         assert "Bearer ***" in proc.stderr and "sk-test-0123456789" not in proc.stderr
 
 
+async def _until(condition: Callable[[], object], what: str, limit_s: float = 30.0) -> None:
+    """A bounded wait inside the event loop (which runs between the checks)."""
+    import asyncio
+
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {limit_s:g} s waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
 async def test_a_shared_reference_extraction_that_fails_after_its_cases_stopped_is_retrieved(
     llm_server: ScriptedServer,
 ) -> None:
@@ -342,11 +345,15 @@ async def test_a_shared_reference_extraction_that_fails_after_its_cases_stopped_
     loop.set_exception_handler(lambda _loop, context: unhandled.append(context))
     try:
         task = asyncio.ensure_future(score_case(metric, case, ScoreContext(judge)))
-        await asyncio.sleep(0.15)  # the shared extraction is in flight
+        await _until(lambda: llm_server.stats()["in_flight"] >= 1, "the shared extraction in flight")
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        await asyncio.sleep(0.6)  # ... and fails with the 401 after its only waiter left
+        # ... and fails with the 401 after its only waiter left: the server has answered and
+        # every other task of the loop (the extraction's) has ended
+        await _until(lambda: llm_server.stats()["in_flight"] == 0, "the server's 401")
+        others = lambda: [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]  # noqa: E731
+        await _until(lambda: all(t.done() for t in others()), "the extraction's end")
         del task, metric  # the metric keeps its extractions; asyncio reports when they go
         gc.collect()
         await asyncio.sleep(0)

@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.clirun import COMMAND, cli_env, clineval
+from tests.waiting import wait_for
 
 N_CASES = 40
 METRICS = ("token_f1", "exact_match", "rubric", "latency", "failure")
@@ -87,7 +89,7 @@ def _write_workspace(folder: Path) -> None:
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "CLINEVAL_JUDGE": "", "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
+    return cli_env({"PYTHONUNBUFFERED": "1"})
 
 
 def _run_args(folder: Path, db: Path, *extra: str) -> list[str]:
@@ -114,17 +116,6 @@ def _run_args(folder: Path, db: Path, *extra: str) -> list[str]:
     ]
 
 
-def clineval(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clineval.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=_env(),
-    )
-
-
 def clineval_together(*commands: list[str], cwd: Path) -> list[subprocess.CompletedProcess[str]]:
     """Independent commands (none writes what another reads), two at a time: the machine's cores."""
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -133,7 +124,7 @@ def clineval_together(*commands: list[str], cwd: Path) -> list[subprocess.Comple
 
 def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "clineval.cli.main", *args],
+        [*COMMAND, *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -516,17 +507,14 @@ def test_two_resumes_of_one_run_one_is_refused(
     db = tmp_path / "runs.db"
     (flags / "hold.flag").touch()  # cases 4 and later wait while it exists
     proc = start(*_run_args(flags, db), cwd=flags)
-    while proc.poll() is None and _count(db) < 4 * len(METRICS):
-        time.sleep(0.01)
+    wait_for(lambda: _count(db) >= 4 * len(METRICS), "the results of cases 0-3", process=proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     proc.communicate()
     ((run_id, _),) = _runs(db)
 
     both = [start("run", "--resume", run_id, "--store", str(db), "-q", cwd=flags) for _ in range(2)]
-    deadline = time.time() + 60
-    while time.time() < deadline and all(p.poll() is None for p in both):
-        time.sleep(0.02)
+    wait_for(lambda: any(p.poll() is not None for p in both), "one of the two resumes to be refused")
     refused = next(p for p in both if p.poll() is not None)
     running = next(p for p in both if p is not refused)
     stdout, stderr = refused.communicate()
@@ -604,12 +592,22 @@ def test_lock_of_a_dead_process_on_this_host_is_taken_over(tmp_path: Path) -> No
     store.close()
 
 
+def _heartbeat(store: Any, run_id: str) -> float:
+    holder = store.lease_holder(run_id)
+    assert holder is not None, "the lock was lost"
+    return float(holder.heartbeat_at)
+
+
 def test_lock_heartbeat_keeps_a_long_run_locked(tmp_path: Path) -> None:
     store, run_id = _stored_run(tmp_path)
     store.lease_heartbeat_s = 0.05
     lease = store.acquire_lease(run_id)
     first = store.lease_holder(run_id)
-    time.sleep(0.3)
+    assert first is not None
+    # the heartbeat thread beats every 0.05 s: wait (bounded) for a later beat instead of a fixed time
+    wait_for(
+        lambda: _heartbeat(store, run_id) > first.heartbeat_at, "a heartbeat after the lock was taken", 30
+    )
     later = store.lease_holder(run_id)
     assert first is not None and later is not None and later.heartbeat_at > first.heartbeat_at
     lease.release()

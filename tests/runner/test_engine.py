@@ -78,26 +78,36 @@ def test_agent_run_scores_and_records_latency_and_failure(tmp_path: Path) -> Non
 def test_sync_agents_run_concurrently_and_timeouts_fail(tmp_path: Path) -> None:
     active, peak = 0, 0
     lock = threading.Lock()
+    overlapping = threading.Event()  # set once four calls run at the same time
+    released = threading.Event()  # k0's call waits for it: past its timeout however fast the machine is
 
     def slow_agent(query: str) -> str:
         nonlocal active, peak
         with lock:
             active += 1
             peak = max(peak, active)
-        time.sleep(1.0 if query.endswith("P0?") else 0.2)
+            if active >= 4:
+                overlapping.set()
+        if query.endswith("P0?"):
+            released.wait(60)
+        else:
+            overlapping.wait(0.3)  # back as soon as four calls overlap; at most 0.3 s, under the timeout
         with lock:
             active -= 1
         return "ok"
 
-    result = evaluate(
-        CASES,
-        ["exact_match"],
-        agent=slow_agent,
-        agent_concurrency=6,
-        agent_timeout_s=0.5,
-        store=tmp_path / "s.db",
-        progress=False,
-    )
+    try:
+        result = evaluate(
+            CASES,
+            ["exact_match"],
+            agent=slow_agent,
+            agent_concurrency=6,
+            agent_timeout_s=0.5,
+            store=tmp_path / "s.db",
+            progress=False,
+        )
+    finally:
+        released.set()
     assert peak >= 4  # the sync agent ran in several threads at once
     frame = result.to_pandas().set_index("case_id")
     assert frame.loc["k0", "failure"] == 1 and "timed out after 0.5 s" in frame.loc["k0", "agent_error"]
@@ -258,9 +268,17 @@ def test_results_are_written_as_they_finish(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
 
     async def watcher(response: str, case: Case) -> float:
-        await asyncio.sleep(0.05)  # the store's writer commits within milliseconds
-        with RunStore(path) as store:
-            seen.append(store.count_results(store.list_runs()[0].id))
+        # the results of the cases scored before this one (one at a time), once the store's
+        # writer has committed them; a bounded wait, so results held back until the end fail
+        before = len(seen)
+        deadline = time.monotonic() + 10
+        while True:
+            with RunStore(path) as store:
+                count = store.count_results(store.list_runs()[0].id)
+            if count >= before or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.01)
+        seen.append(count)
         return 1.0
 
     evaluate(

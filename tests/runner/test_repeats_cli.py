@@ -10,14 +10,12 @@ import io
 import json
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from tests.faults.test_kill_resume import _no_traceback, _query, clineval, start
-
-from clineval.cli.main import cli
+from tests.clirun import clineval, invoke
+from tests.faults.test_kill_resume import _no_traceback, _query, start
+from tests.waiting import wait_for
 
 N_CASES = 6
 REPEATS = 3
@@ -35,7 +33,9 @@ def agent(question: str) -> str:
         log.write(f"{n}\\n")
     if n == 5 and (HERE / "fail.flag").exists():
         raise RuntimeError("scripted failure")
-    time.sleep(0.03)
+    deadline = time.time() + 120
+    while n >= 2 and (HERE / "hold.flag").exists() and time.time() < deadline:
+        time.sleep(0.02)
     return "yes" if n % 2 == 0 else "no"
 """
 
@@ -85,10 +85,10 @@ def test_kill_resume_export_and_retry_errors_of_a_run_with_repeats(
     _workspace(tmp_path)
     db = tmp_path / "s.db"
     (tmp_path / "fail.flag").touch()  # every trial of c5 fails
+    (tmp_path / "hold.flag").touch()  # c2 and later wait while it exists: the run cannot end before the kill
     proc = start(*_args(tmp_path, db), cwd=tmp_path)
-    deadline = time.time() + 60
-    while time.time() < deadline and proc.poll() is None and _trial_results(db) < 12:
-        time.sleep(0.005)
+    # c0 and c1: 2 cases x 3 trials x 3 metrics = 18 trial results, then the run waits
+    wait_for(lambda: _trial_results(db) >= 12, "12 trial results in the store", process=proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     _no_traceback(proc.communicate())
@@ -99,6 +99,7 @@ def test_kill_resume_export_and_retry_errors_of_a_run_with_repeats(
     assert 0 < kept_outputs < N_CASES * REPEATS
 
     (tmp_path / "calls.log").unlink()
+    (tmp_path / "hold.flag").unlink()
     resumed = clineval("run", "--resume", run_id, "--store", str(db), "-q", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     _no_traceback(resumed)
@@ -114,9 +115,8 @@ def test_kill_resume_export_and_retry_errors_of_a_run_with_repeats(
     assert means == {f"c{n}": 1.0 if n == 5 else 0.0 for n in range(N_CASES)}
 
     # in this process from here on (the same commands, without starting Python again)
-    runner = CliRunner()
     monkeypatch.chdir(tmp_path)
-    exported = runner.invoke(cli, ["export", run_id, "--format", "trials-csv", "-o", "-", "--store", str(db)])
+    exported = invoke("export", run_id, "--format", "trials-csv", "-o", "-", "--store", str(db))
     assert exported.exit_code == 0, exported.output
     rows = list(csv.DictReader(io.StringIO(exported.stdout)))
     assert len(rows) == N_CASES * REPEATS * len(METRICS)
@@ -130,7 +130,7 @@ def test_kill_resume_export_and_retry_errors_of_a_run_with_repeats(
 
     (tmp_path / "fail.flag").unlink()
     (tmp_path / "calls.log").unlink()
-    retried = runner.invoke(cli, ["run", "--resume", run_id, "--retry-errors", "--store", str(db), "-q"])
+    retried = invoke("run", "--resume", run_id, "--retry-errors", "--store", str(db), "-q")
     assert retried.exit_code == 0, retried.output
     assert (tmp_path / "calls.log").read_text().split() == ["5"] * REPEATS  # only c5's failed trials
     assert _query(db, "SELECT value FROM results WHERE metric = 'failure' AND case_id = 'c5'") == [(0.0,)]

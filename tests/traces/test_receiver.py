@@ -28,6 +28,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from tests.waiting import PipeText, wait_for
 
 from clineval.store.sqlite import RunStore
 from clineval.store.traces import TraceStore
@@ -234,14 +235,19 @@ def test_clineval_collect_receives_and_stops_on_ctrl_c(tmp_path: Path) -> None:
         line = proc.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:\d+/v1/traces", line)
         assert match, line
+        assert proc.stderr is not None
+        printed = PipeText(proc.stderr)
         assert (
             OTLPSpanExporter(endpoint=match.group(0), timeout=10).export(_agent_spans())
             == SpanExportResult.SUCCESS
         )
-        time.sleep(1.2)  # the progress line, printed once a second at most
+        # the progress line (printed once a second at most) is out: the test waits for it, bounded
+        progress = "1 requests · 3 spans received · 3 stored · 0 duplicates"
+        wait_for(lambda: progress in printed.text, "the progress line", 30, process=proc)
     finally:
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
+        proc.wait(timeout=30)
+    stderr = printed.finish()
     assert proc.returncode == 130
     assert "Traceback" not in stderr
     assert "1 requests · 3 spans received · 3 stored · 0 duplicates" in stderr
