@@ -21,10 +21,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from tests.clirun import invoke
 
 from clineval import load_run
-from clineval.cli.main import cli
 from clineval.model import Score
 from clineval.nlp.sentences import split_sentences
 from clineval.testing import ScriptedServer
@@ -48,13 +47,12 @@ QUESTIONS = {
 OUTPUTS = {cid: AGENT.run_agent(question) for cid, question in QUESTIONS.items()}
 DECLINED = {cid for cid, out in OUTPUTS.items() if out["response"] == AGENT.DECLINE}
 ANSWERED = sorted(set(QUESTIONS) - DECLINED)
+URGENT = {"qa-009"}  # answered without the follow-up question (see the agent)
 
 
 def run_patient_qa(tmp_path: Path, *options: str) -> dict[tuple[str, str], Score]:
     store = tmp_path / "runs.db"
-    done = CliRunner().invoke(
-        cli, ["run", str(QUICKSTART / "patient_qa.yaml"), "--store", str(store), "-q", *options]
-    )
+    done = invoke("run", str(QUICKSTART / "patient_qa.yaml"), "--store", str(store), "-q", *options)
     assert done.exit_code == 0, done.output
     result = load_run("latest", store=store)
     return {(r.case_id, r.metric): r.score for r in result.results}
@@ -65,6 +63,7 @@ def test_the_agent_answers_seven_questions_and_declines_three() -> None:
     for cid in ANSWERED:
         response = OUTPUTS[cid]["response"]
         assert response.startswith(AGENT.ACKNOWLEDGEMENT), cid
+    assert {cid for cid in ANSWERED if AGENT.FOLLOW_UP not in OUTPUTS[cid]["response"]} == URGENT
 
 
 # --- the offline judge ----------------------------------------------------------------------------
@@ -86,9 +85,10 @@ def test_offline_ragas_style_faithfulness_is_below_cf_on_every_answer(
     assert kinds[0] == "acknowledgement"
     unsupported = [r["statement"] for r in faithfulness.details["statements"] if r["label"] != "entailed"]
     assert AGENT.ACKNOWLEDGEMENT in unsupported  # the acknowledgement became a statement
-    if AGENT.FOLLOW_UP in OUTPUTS[cid]["response"]:
-        assert kinds[-1] == "question"
-        assert f"The assistant asks: {AGENT.FOLLOW_UP}" in unsupported
+    follows_up = cid not in URGENT
+    assert (AGENT.FOLLOW_UP in OUTPUTS[cid]["response"]) == follows_up
+    assert (kinds[-1] == "question") == follows_up, kinds
+    assert (f"The assistant asks: {AGENT.FOLLOW_UP}" in unsupported) == follows_up, unsupported
     assert faithfulness.value is not None and cf.value is not None
     assert faithfulness.value < cf.value, (cf.explanation, faithfulness.explanation)
 

@@ -447,13 +447,14 @@ def test_optional_sections() -> None:
     assert "Check the plan" in P.planner_system(self_reflection=True)
     # the examples in the prompts parse as what they claim to be
     assert isinstance(parse_plan(P.FEW_SHOT_PLAN.text.split("```json")[1]), Plan)
-    for example in (
+    examples = (
         P.executor_system(self_reflection=True, few_shot=True).split("Examples of steps")[1].split("\n\n")
-    ):
-        if "</Call>" in example or "</EndCall>" in example:
-            assert isinstance(parse_action(example), Call)
-        elif "</NoCall>" in example:
-            assert isinstance(parse_action(example), NoCall)
+    )
+    calls = [e for e in examples if "</Call>" in e or "</EndCall>" in e]
+    no_calls = [e for e in examples if "</NoCall>" in e]
+    assert (len(calls), len(no_calls)) == (2, 1)  # the prompt's three example steps
+    assert all(isinstance(parse_action(e), Call) for e in calls)
+    assert all(isinstance(parse_action(e), NoCall) for e in no_calls)
 
 
 # =========================================================================== the core, over HTTP
