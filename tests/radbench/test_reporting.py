@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from scipy.stats import wilcoxon
-from tests.cli.test_cli import clineval
+from tests.clirun import clineval
 from tests.radbench.test_metrics import call, episode, malformed, nocall
 
 from clineval import api

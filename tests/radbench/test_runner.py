@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from tests.cli.test_cli import clineval
+from tests.clirun import clineval
 
 from clineval.environments.radbench.conditions import build_tool_set
 from clineval.environments.radbench.questions import questions_for

@@ -625,7 +625,7 @@ def test_malformed_is_not_a_plan() -> None:  # the verifier's read of an unreada
 
 
 def test_cli_records_per_pair_and_build_from_request(tmp_path: Path) -> None:
-    from tests.cli.test_cli import clineval
+    from tests.clirun import clineval
 
     out = tmp_path / "records.jsonl"
     made = clineval("radbench", "generate", "--records-per-pair", "2", "-o", str(out), cwd=tmp_path)
@@ -656,7 +656,7 @@ def test_cli_records_per_pair_and_build_from_request(tmp_path: Path) -> None:
 
 
 async def test_cli_backprop_writes_guidance(tmp_path: Path, llm_server: ScriptedServer) -> None:
-    from tests.cli.test_cli import clineval
+    from tests.clirun import clineval
 
     nocall = (
         "<NoCall><Category>Organ Segmentor</Category><Anatomy>Universal</Anatomy>"

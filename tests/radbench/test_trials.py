@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli.test_cli import clineval
+from tests.clirun import clineval
 
 from clineval import api
 from clineval.environments.radbench.runner import BenchSettings, metric_rows, run_bench
@@ -139,9 +139,7 @@ def test_compare_of_the_oracle_shows_completion_over_the_solvable_conditions(
     stored: dict[str, Any], tmp_path: Path
 ) -> None:
     store, oracle = stored["store"], stored["oracle"]
-    shown = clineval(
-        "radbench", "compare", oracle, oracle, "--store", store, cwd=tmp_path, env={"COLUMNS": "200"}
-    )
+    shown = clineval("radbench", "compare", oracle, oracle, "--store", store, cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     lines = {
         cells[0]: cells
@@ -198,9 +196,7 @@ def test_summary_and_compare_of_trials_from_the_cli(stored: dict[str, Any], tmp_
     assert cell["mean"] == pytest.approx(statistics.mean(plan))
     assert cell["trial_sd"] == pytest.approx(statistics.stdev(plan))
     assert rows["insufficient_1", "completion"]["n"] == 0  # not over the insufficient set
-    shown = clineval(
-        "radbench", "summary", stored["trials"], "--store", store, cwd=tmp_path, env={"COLUMNS": "200"}
-    )
+    shown = clineval("radbench", "summary", stored["trials"], "--store", store, cwd=tmp_path)
     assert "each episode the mean of its 3 trials" in shown.stdout
     assert "standard deviation over 3 trials of each mean" in shown.stdout
     # side by side with the one-trial run: one episode paired (the mean of its trials)
@@ -219,7 +215,7 @@ def test_summary_and_compare_of_trials_from_the_cli(stored: dict[str, Any], tmp_
 
     compared = clineval(
         "radbench", "compare", stored["once"], stored["trials"], "--store", store, "-m", "ld_plan_gt",
-        cwd=tmp_path, env={"COLUMNS": "200"},
+        cwd=tmp_path,
     )  # fmt: skip
     assert compared.returncode == 0, compared.stderr
     line = next(line for line in compared.stdout.splitlines() if line.strip("│ ").startswith("ld_plan_gt"))

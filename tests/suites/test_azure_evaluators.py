@@ -248,7 +248,7 @@ def test_without_the_extra_the_error_names_the_install_command(
 
 
 def test_without_the_extra_the_cli_says_how_to_install(tmp_path: Path) -> None:
-    from tests.cli.test_cli import clineval
+    from tests.clirun import clineval
 
     blocker = tmp_path / "blocker" / "azure"  # a plain package 'azure' hides the installed namespace
     blocker.mkdir(parents=True)

@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tests.cli.test_cli import clineval
+from tests.clirun import clineval
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli.test_cli import clineval
+from tests.clirun import clineval
 from tests.suites.test_suite_cli import env
 
 from clineval.errors import ConfigError
