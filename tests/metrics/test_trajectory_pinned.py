@@ -7,11 +7,15 @@ trajectories), not read back from the code.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
+import yaml
 
+from clineval.errors import ConfigError
 from clineval.metrics.base import Metric, ScoreContext
+from clineval.metrics.registry import MetricSpec, build_metric
 from clineval.metrics.trajectory import (
     CallMatcher,
     TrajectoryAnyOrderMatch,
@@ -362,6 +366,37 @@ def test_bad_matcher_settings_say_what_was_expected(match: str, args: Any, messa
     assert str(raised.value) == message
 
 
+def from_run_file(text: str) -> Metric:
+    """A metric entry as a run file gives it (YAML), built as a run builds it."""
+    return build_metric(MetricSpec.model_validate(yaml.safe_load(text)))
+
+
+def test_settings_read_from_a_run_file_work_as_in_python() -> None:
+    # strings read from YAML are fresh objects: they must compare by value
+    by_name = from_run_file("{name: trajectory_recall, args: {match: name}}")
+    assert by_name.settings() == {"match": "name"}  # type: ignore[attr-defined]
+    assert run(by_name, [LIPIDS], [LABS]).value == 1.0  # same tool name, other test
+    assert (
+        run(by_name, [CT_HEAD], [LABS]).explanation
+        == "0 of 1 reference calls found; missing: get_patient_labs"
+    )
+    default = from_run_file("{name: trajectory_recall, args: {match: name_and_args}}")
+    assert default.settings() == {}  # type: ignore[attr-defined]
+    assert run(default, [LIPIDS], [LABS]).value == 0.0
+    with pytest.raises(ConfigError, match=r"args only applies with match='name_and_args'"):
+        from_run_file("{name: trajectory_recall, args: {match: name, args: [test]}}")
+
+
+def test_matcher_and_alignment_are_frozen_values() -> None:
+    # a metric's matcher is shared by every case it scores: nothing may change it
+    matcher = CallMatcher("name")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        matcher.mode = "name_and_args"  # type: ignore[misc]
+    alignment = matcher.any_order([LABS], [LABS])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        alignment.pairs = ()  # type: ignore[misc]
+
+
 def test_good_matcher_settings() -> None:
     assert CallMatcher.from_settings("name", None) == CallMatcher("name", None)
     assert CallMatcher.from_settings("name_and_args", "test") == CallMatcher("name_and_args", ("test",))
@@ -386,6 +421,32 @@ def test_single_tool_use_on_an_empty_trajectory_details() -> None:
     score = run(TrajectorySingleToolUse(tool_name="order_imaging"), [])
     assert (score.value, score.label) == (0.0, "not_used")
     assert score.details == {"tool_name": "order_imaging", "positions": [], "called_tools": []}
+
+
+def test_single_tool_use_needs_the_exact_tool_name() -> None:
+    # order_imaging_ct starts with order_imaging and sorts after it: it is another tool
+    score = run(
+        TrajectorySingleToolUse(tool_name="order_imaging"), [call("order_imaging_ct"), call("triage")]
+    )
+    assert (score.value, score.label) == (0.0, "not_used")
+    assert score.explanation == "order_imaging was not called; called: order_imaging_ct, triage"
+
+
+@pytest.mark.parametrize(
+    ("cls", "setting"),
+    [
+        (TrajectoryExactMatch, "name"),
+        (TrajectoryInOrderMatch, "name"),
+        (TrajectoryAnyOrderMatch, "name"),
+        (TrajectoryPrecision, "name"),
+        (TrajectoryRecall, "name"),
+        (TrajectorySingleToolUse, "order_imaging"),
+    ],
+)
+def test_settings_are_keyword_only(cls: type[Metric], setting: str) -> None:
+    # match=/tool_name= must be named: a bare string is not silently taken for one of them
+    with pytest.raises(TypeError):
+        cls(setting)  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize("tool_name", ["", "   "])
