@@ -67,16 +67,17 @@ def test_sub_scores_share_their_metrics_errors_and_count_their_own_gaps() -> Non
         _r("3", "r", Score.not_applicable("no reference")),
         _r("4", "r", Score.failed("judge timed out")),
         _r("5", "r", _row(0.9, s1=0.8)),
+        _r("6", "r", _row(0.3, s1=None)),
     ]
     rows = aggregate(results)
     # s2 has no value in any case: it gets no row
     assert [a.metric for a in rows] == ["r", "r.s1"]
     r, s1 = rows
-    assert (r.n, r.scored, r.errors, r.not_applicable) == (5, 3, 1, 1)
-    assert r.mean == pytest.approx(0.7)
+    assert (r.n, r.scored, r.errors, r.not_applicable) == (6, 4, 1, 1)
+    assert r.mean == pytest.approx(0.6)  # (0.5 + 0.7 + 0.9 + 0.3) / 4
     # s1: values 0.4 and 0.8; the metric's error (case 4) and its "not applicable" (case 3)
-    # plus its own missing value (case 2): n = 2 + 1 + 2 = 5
-    assert (s1.n, s1.scored, s1.errors, s1.not_applicable) == (5, 2, 1, 2)
+    # plus its own two missing values (cases 2 and 6): n = 2 + 1 + (1 + 2) = 6
+    assert (s1.n, s1.scored, s1.errors, s1.not_applicable) == (6, 2, 1, 3)
     assert s1.mean == pytest.approx(0.6)
 
 
@@ -185,6 +186,11 @@ def test_interval_of_three_values_tells_95_from_90_percent() -> None:
     assert low == 0.0 and high == pytest.approx(2 / 3)
 
 
+def test_interval_options_are_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        bootstrap_ci([0.0, 1.0], 0.9)  # type: ignore[call-arg]
+
+
 def test_interval_defaults_are_the_documented_ones() -> None:
     # 95 %, 2,000 resamples, seed 0: the same results always give the same interval
     values = [0.31, 0.12, 0.45, 0.08, 0.27, 0.19, 0.66, 0.41, 0.05, 0.23, 0.09, 0.37]
@@ -200,3 +206,9 @@ def test_interval_of_a_sample_larger_than_one_batch() -> None:
     # 0.5 ± 1.96 · 0.00913 = (0.4821, 0.5179)
     low, high = bootstrap_ci([1.0] * 1_500 + [0.0] * 1_500) or (math.nan, math.nan)
     assert low == pytest.approx(0.4821, abs=0.003) and high == pytest.approx(0.5179, abs=0.003)
+
+
+def test_interval_of_equal_values_is_that_value_exactly() -> None:
+    # every resample of [0.1, 0.1, 0.1] is the sample itself, so both ends are 0.1 (not the
+    # 0.10000000000000002 that summing three 0.1 and dividing by 3 gives)
+    assert bootstrap_ci([0.1, 0.1, 0.1]) == (0.1, 0.1)
