@@ -511,6 +511,47 @@ def test_response_facts_against_an_empty_reference_are_unsupported_without_askin
     assert (s.sub_scores["unsupported"], s.sub_scores["distortions"]) == (6.0, 0.0)
 
 
+# --- settings --------------------------------------------------------------------------------------
+
+
+class CategoriesSeen(FakePrimitives):
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.categories_seen: list[tuple[str, ...]] = []
+
+    async def extract_facts(self, text: str, categories: Sequence[str] = DEFAULT_CATEGORIES) -> list[Fact]:
+        self.categories_seen.append(tuple(categories))
+        return await super().extract_facts(text, categories)
+
+
+def test_categories_are_trimmed_lower_cased_and_kept_once() -> None:
+    metric = TBFact(categories=[" Diagnosis", "treatment ", "DIAGNOSIS", "Other"])
+    assert metric.categories == ("diagnosis", "treatment", "other")
+    prims = CategoriesSeen(facts={RESPONSE: PRED, REFERENCE: REF}, verdicts=VERDICTS)
+    s = score(metric, CASE, prims)
+    assert prims.categories_seen == [("diagnosis", "treatment", "other")] * 2
+    # A fact of a category outside the list (the judge's own) still gets its figures:
+    # biomarker: P 1 (HbA1c 7.2%), R 0.5 (HbA1c in March), F1 2/3.
+    assert s.sub_scores["f1_cat_biomarker"] == pytest.approx(2 / 3)
+    assert TBFact(categories=[]).categories == TBFact().categories  # empty: the default six
+
+
+@pytest.mark.parametrize("categories", [[" "], ["diagnosis", ""]])
+def test_a_blank_category_is_a_config_error(categories: list[str]) -> None:
+    with pytest.raises(ConfigError) as raised:
+        TBFact(categories=categories)
+    assert str(raised.value) == "tbfact: categories must be a non-empty list of names"
+
+
+def test_unknown_directions_and_policy_are_named_in_the_error() -> None:
+    with pytest.raises(ConfigError) as raised:
+        TBFact(directions="sideways")  # type: ignore[arg-type]
+    assert str(raised.value) == "tbfact: directions must be both, precision or recall, not 'sideways'"
+    with pytest.raises(ConfigError) as raised:
+        TBFact(policy="generous")  # type: ignore[arg-type]
+    assert str(raised.value) == "tbfact: policy must be one of strict, default, lenient, not 'generous'"
+
+
 # --- curated reference facts -----------------------------------------------------------------------
 
 
