@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from tests.browser.helpers import Fixture, expect, open_page, shot, start_viewer
+from tests.clirun import clineval
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "traffic"
 
@@ -25,10 +26,13 @@ def _run(cwd: Path, *args: str) -> None:
 def example_viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
     workdir = tmp_path_factory.mktemp("traffic-example")
     _run(workdir, str(EXAMPLE / "generate.py"), "-n", "12", "--file", "traffic.jsonl")
-    cli = ("-m", "clineval.cli.main")
-    _run(workdir, *cli, "traces", "import", "traffic.jsonl")
     metrics = ("-m", "conversational_faithfulness", "-m", "latency", "-m", "failure")
-    _run(workdir, *cli, "traces", "score", "--since", "1h", "--idle", "0", *metrics, "-q")
+    for args in (
+        ("traces", "import", "traffic.jsonl"),
+        ("traces", "score", "--since", "1h", "--idle", "0", *metrics, "-q"),
+    ):
+        proc = clineval(*args, cwd=workdir)
+        assert proc.returncode == 0, proc.stderr
     fx = Fixture(store=workdir / ".clineval" / "clineval.db", workdir=workdir)
     proc = start_viewer(fx)
     try:

@@ -48,15 +48,17 @@ def test_select_two_runs_compare_and_open_a_regressed_case(page: Any, viewer: Fi
     expect(page.locator("#compare-plot svg text.metric", has_text="FieldFuzzy")).to_have_count(0)
     expect(page.locator("#compare-plot-other svg text.metric", has_text="FieldFuzzy")).to_have_count(1)
     expect(page.locator("#compare-plot-seconds svg text.metric", has_text="TimeToDecision")).to_have_count(1)
-    # the plot's colours are the table's verdicts
+    # every metric of the table has an interval (the suite's 9), so each is plotted once, in
+    # the colour of the table's verdict
+    expect(table.locator("tbody tr")).to_have_count(9)
     for row in table.locator("tbody tr").all():
         metric = row.get_attribute("data-metric")
         verdict = row.locator(".verdict").inner_text().replace(" ", "-")
         label = page.locator(
             "figure.plot svg text.metric", has_text=re.compile(rf"^{re.escape(metric or '')}\b")
         )
-        if label.count():
-            assert f"row-{verdict}" in (label.first.get_attribute("class") or ""), (metric, verdict)
+        expect(label).to_have_count(1)
+        assert f"row-{verdict}" in (label.first.get_attribute("class") or ""), (metric, verdict)
     # Decision: the regressed suite turns two approvals... into wrong decisions on 003-b and 004-b
     decision = page.locator("#changes-Decision")
     expect(decision.get_by_role("heading", name="Decision: 2 worse, 0 better")).to_be_visible()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli.test_cli import clineval
+from tests.clirun import clineval
 
 from clineval import evaluate
 from clineval.errors import ConfigError
