@@ -19,7 +19,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from click.testing import Result
@@ -81,5 +81,5 @@ def invoke(
 
     from clineval.cli.main import cli
 
-    extra = {} if terminal_width is None else {"terminal_width": terminal_width}
+    extra: dict[str, Any] = {} if terminal_width is None else {"terminal_width": terminal_width}
     return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=catch_exceptions, **extra)
