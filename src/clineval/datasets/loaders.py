@@ -97,7 +97,6 @@ class StreamedDataset(CaseStream):
     def __iter__(self) -> Iterator[Case]:
         digest = hashlib.sha256()
         problems: list[str] = []
-        n = 0
         for case in _validated(
             _iter_jsonl(self.path, self.codec, problems),
             self.source,
@@ -108,9 +107,9 @@ class StreamedDataset(CaseStream):
             metadata_columns={},
         ):
             _fingerprint_update(digest, case)
-            n += 1
             yield case
-        if problems or n != self.n_cases or digest.hexdigest()[:16] != self.fingerprint_value:
+        # the fingerprint covers the number of cases too
+        if problems or digest.hexdigest()[:16] != self.fingerprint_value:
             raise DatasetError(f"{self.source}: the file changed while it was read; run again")
 
 
@@ -185,12 +184,7 @@ def load_dataset(
             if mapping:
                 raise DatasetError(f"{path}: a column mapping does not apply to a folder")
             return load_folder(path, format)
-        if fmt == "jsonl":
-            rows = _read_jsonl(path, codec)
-        elif fmt == "json":
-            rows = _read_json(path, codec)
-        else:
-            rows = _read_csv(path, codec)
+        rows = _READERS[fmt](path, codec)
         return _build(rows, str(path), mapping, "item" if fmt == "json" else "line", from_text=(fmt == "csv"))
     if _is_dataframe(source):
         frame: Any = source
@@ -256,6 +250,7 @@ def check_encoding(encoding: str | None) -> str:
         return "utf-8-sig"
     try:
         name = codecs.lookup(encoding.strip()).name
+        io.TextIOWrapper(io.BytesIO(), encoding=name)  # a text encoding, not a codec such as zlib
     except LookupError:
         raise DatasetError(
             f"unknown encoding {encoding!r}; use a Python codec name such as utf-8, cp1252 or latin-1"
@@ -272,11 +267,10 @@ def _read_text(path: Path, codec: str) -> str:
     try:
         return data.decode(codec)
     except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
         line = data.count(b"\n", 0, exc.start) + 1
-        prefix = data[line_start : exc.start]
-        if line == 1 and prefix.startswith(codecs.BOM_UTF8):
-            prefix = prefix[len(codecs.BOM_UTF8) :]
+        # the line starts after its newline, or after the file's byte-order mark
+        bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+        prefix = data[max(data.rfind(b"\n", 0, exc.start) + 1, bom) : exc.start]
         column = len(prefix.decode(codec, "replace")) + 1
         byte = data[exc.start]
         what = "UTF-8" if codec == "utf-8-sig" else codec
@@ -322,8 +316,7 @@ def read_records(path: str | Path, *, encoding: str | None = None) -> list[tuple
     if not path.is_file():
         raise DatasetError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
     codec = check_encoding(encoding)
-    readers = {".jsonl": _read_jsonl, ".json": _read_json, ".csv": _read_csv}
-    reader = readers.get(path.suffix.lower())
+    reader = _READERS.get(path.suffix.lower().lstrip("."))
     if reader is None:
         raise DatasetError(f"{path}: expected a .jsonl, .json or .csv file")
     return reader(path, codec)
@@ -387,7 +380,7 @@ def _read_csv(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
     try:
         fieldnames = reader.fieldnames
     except csv.Error as exc:
-        raise DatasetError(_unmatched_quote(path, 1, reader.line_num, lines, exc)) from None
+        raise DatasetError(_csv_error(path, 1, reader.line_num, exc)) from None
     if fieldnames is None:
         return []
     duplicated = {c for c in fieldnames if fieldnames.count(c) > 1}
@@ -402,7 +395,7 @@ def _read_csv(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
         except StopIteration:
             break
         except csv.Error as exc:
-            raise DatasetError(_unmatched_quote(path, start, reader.line_num, lines, exc)) from None
+            raise DatasetError(_csv_error(path, start, reader.line_num, exc)) from None
         end = reader.line_num
         if None in record:
             raise DatasetError(f"{path}:{end}: more cells than columns")
@@ -411,7 +404,7 @@ def _read_csv(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
     shapes = {_id_shape(r[fieldnames[0]]) for s, e, r in records if s == e and r.get(fieldnames[0])}
     for start, end, record in records:
         if end > start and _swallowed_rows(record, len(fieldnames), shapes):
-            raise DatasetError(_unmatched_quote(path, start, end, lines, None))
+            raise DatasetError(_unmatched_quote(path, start, end, None))
         # a short row (csv gives its missing columns None); an empty last cell, as in
         # 'a,b,', is a cell (''), read as no value
         missing = [column for column, value in record.items() if value is None]
@@ -420,7 +413,11 @@ def _read_csv(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
                 f"{path}:{start}: fewer cells than columns: no cell for {', '.join(map(repr, missing))} "
                 "(end the row with a comma for an empty cell)"
             )
-    return [(end, {k: (v if v != "" else None) for k, v in record.items()}) for _, end, record in records]
+    return [(end, {k: (v or None) for k, v in record.items()}) for _, end, record in records]
+
+
+_READERS = {"jsonl": _read_jsonl, "json": _read_json, "csv": _read_csv}
+"""The reader of each dataset file format."""
 
 
 def _first_nonblank(lines: list[str], after: int) -> int:
@@ -458,12 +455,19 @@ def _swallowed_rows(record: Mapping[str | Any, Any], width: int, shapes: set[str
     return False
 
 
-def _unmatched_quote(path: Path, start: int, end: int, lines: list[str], exc: csv.Error | None) -> str:
-    line = start
-    for number in range(start, min(end, len(lines)) + 1):
-        if '"' in lines[number - 1]:
-            line = number
-            break
+def _csv_error(path: Path, start: int, end: int, exc: csv.Error) -> str:
+    """The message for an error of the csv reader in the row that starts on line ``start``."""
+    if "field larger than field limit" in str(exc):
+        return (
+            f"{path}:{start}: a cell longer than {csv.field_size_limit():,} characters, the most "
+            "a CSV cell may hold; use a .jsonl file for longer text"
+        )
+    return _unmatched_quote(path, start, end, exc)
+
+
+def _unmatched_quote(path: Path, line: int, end: int, exc: csv.Error | None) -> str:
+    """A row that starts on ``line`` spans more than one line only through a quoted cell,
+    so the quote that opened it is on that line."""
     if exc is not None and "unexpected end of data" in str(exc):
         runs_to = "the end of the file"
     elif end > line:
@@ -520,6 +524,7 @@ def _row_to_case_dict(row: Mapping[str, Any], mapping: Mapping[str, str], from_t
     data: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
     agent_run: dict[str, Any] = {}
+    dotted = {"metadata": metadata, "agent_run": agent_run}  # check_mapping allows no other
     for column, value in row.items():
         target = _target(str(column), mapping)
         head, _, rest = target.partition(".")
@@ -528,12 +533,9 @@ def _row_to_case_dict(row: Mapping[str, Any], mapping: Mapping[str, str], from_t
                 value = _parse_cell(head, value)
             except ValueError as exc:
                 raise _CellError(str(column), str(exc)) from None
-        if head == "metadata" and rest:
+        if rest:
             if value is not None:
-                metadata[rest] = value
-        elif head == "agent_run" and rest:
-            if value is not None:
-                agent_run[rest] = value
+                dotted[head][rest] = value
         elif head == "metadata":
             if value is not None and not isinstance(value, Mapping):
                 raise _CellError(str(column), "metadata must be an object")
@@ -576,7 +578,12 @@ class _CellError(Exception):
 
 
 def _build(
-    rows: list[tuple[int, Any]], source: str, mapping: Mapping[str, str], unit: str, *, from_text: bool
+    rows: list[tuple[int, Any]],
+    source: str,
+    mapping: Mapping[str, str],
+    unit: str,
+    *,  # pragma: no mutate (keyword-only marker of a private helper: every caller names from_text)
+    from_text: bool,
 ) -> Dataset:
     problems: list[str] = []
     metadata_columns: dict[str, None] = {}
@@ -602,7 +609,7 @@ def _validated(
     source: str,
     mapping: Mapping[str, str],
     unit: str,
-    *,
+    *,  # pragma: no mutate (keyword-only marker of a private helper: every caller names these)
     from_text: bool,
     problems: list[str],
     metadata_columns: dict[str, None],
