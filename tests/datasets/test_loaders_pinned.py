@@ -216,7 +216,9 @@ def test_a_line_that_is_not_json_names_its_column(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize(("bad", "tail"), [(25, ""), (26, "\n... and 1 more"), (27, "\n... and 2 more")])
+@pytest.mark.parametrize(
+    ("bad", "tail"), [(25, ""), (26, "\n... and 1 more"), (27, "\n... and 2 more"), (60, "\n... and 35 more")]
+)
 def test_at_most_25_problems_are_listed_then_a_count(tmp_path: Path, bad: int, tail: str) -> None:
     path = _write(tmp_path / "bad.jsonl", "x\n" * bad)
     listed = "\n".join(f"{path}:{n}: not valid JSON (Expecting value at column 1)" for n in range(1, 26))
@@ -348,9 +350,10 @@ def test_a_quote_that_closes_rows_later_is_found_by_the_rows_it_swallowed(tmp_pa
 
 def test_a_note_over_several_lines_is_not_mistaken_for_swallowed_rows(tmp_path: Path) -> None:
     # '5mg,bd,oral' has as many cells as the header and a number in its first cell, but
-    # '0mg' is not the shape of the file's ids ('c0'); 'c2' is shaped like an id but is one
-    # cell, not three: a note, read as written (the empty last cells change nothing)
-    note = "Plan as for\nc2\n5mg,bd,oral"
+    # '0mg' is not the shape of the file's ids ('c0'); 'c2' and 'c2,c3,c4,c5' start with an
+    # id but are one and four cells, not three: a note, read as written (the empty last
+    # cells change nothing)
+    note = "Plan as for\nc2\n5mg,bd,oral\nsame as\nc2,c3,c4,c5"
     path = _write(tmp_path / "cases.csv", f'id,input,reference\nc1,"{note}",\nc2,x,\n')
     first, second = load_dataset(path).cases
     assert (first.id, first.input, first.reference) == ("c1", note, None)

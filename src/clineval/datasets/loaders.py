@@ -46,7 +46,7 @@ from clineval.datasets.streams import CaseStream
 from clineval.errors import ColumnMappingError, DatasetError, field_errors
 from clineval.model import CASE_FIELDS, Case
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pragma: no mutate (pandas is imported for type checking only)
     import pandas as pd
 
 KNOWN_ALIASES: dict[str, str] = {
@@ -194,7 +194,7 @@ def load_dataset(
         raise DatasetError("expected a list of cases, got a single mapping")
     rows = []
     for i, item in enumerate(source):
-        rows.append((i + 1, item.model_dump(exclude_none=True) if isinstance(item, Case) else item))
+        rows.append((i + 1, item.model_dump() if isinstance(item, Case) else item))
     return _build(rows, "list", mapping, "item", from_text=False)
 
 
@@ -214,7 +214,7 @@ def check_source(path: Path, format: str | None = None) -> str:
 def check_mapping(mapping: Mapping[str, str]) -> None:
     """A :class:`DatasetError` unless every target of a column mapping is a case field."""
     for column, target in mapping.items():
-        head = target.split(".", 1)[0]
+        head = target.partition(".")[0]
         if head not in CASE_FIELDS:
             raise DatasetError(
                 f"column mapping {column!r} -> {target!r}: {head!r} is not a case field "
@@ -403,7 +403,7 @@ def _read_csv(path: Path, codec: str = "utf-8-sig") -> list[tuple[int, Any]]:
     # What the first cells (ids, usually) of one-line rows look like, digits aside.
     shapes = {_id_shape(r[fieldnames[0]]) for s, e, r in records if s == e and r.get(fieldnames[0])}
     for start, end, record in records:
-        if end > start and _swallowed_rows(record, len(fieldnames), shapes):
+        if _swallowed_rows(record, len(fieldnames), shapes):  # (false for a row on one line)
             raise DatasetError(_unmatched_quote(path, start, end, None))
         # a short row (csv gives its missing columns None); an empty last cell, as in
         # 'a,b,', is a cell (''), read as no value
