@@ -136,12 +136,25 @@ def test_a_value_only_part_secret_keeps_its_other_part() -> None:
     assert mask_message(text, "utf-8+Sd4k", also=["Sd4k"]) == "unknown encoding 'utf-8+***'"
 
 
-def test_a_value_is_found_in_its_repr_spelling() -> None:
-    # the message quotes the value with !r: its newline is written backslash-n there
-    value = "x\ny-hunter22"
+@pytest.mark.parametrize(
+    ("value", "quoted", "masked"),
+    [
+        # a newline is written backslash-n by !r
+        ("hunter22\nutf-8", "'hunter22\\nutf-8'", "'***\\nutf-8'"),
+        # a Windows path: each backslash doubled by !r
+        ("C:\\keys\\hunter22", "'C:\\\\keys\\\\hunter22'", "'C:\\\\keys\\\\***'"),
+    ],
+)
+def test_a_value_is_found_in_its_repr_spelling(value: str, quoted: str, masked: str) -> None:
     text = f"unknown encoding {value!r}"
-    assert text == "unknown encoding 'x\\ny-hunter22'"
-    assert mask_message(text, value, also=["hunter22"]) == "unknown encoding 'x\\ny-***'"
+    assert text == f"unknown encoding {quoted}"
+    assert mask_message(text, value, also=["hunter22"]) == f"unknown encoding {masked}"
+
+
+def test_a_value_that_starts_with_punctuation_is_masked() -> None:
+    # a password that starts with punctuation ('!' comes before the mask's '*' in code order)
+    text = "unknown codec '!Pw8-hunter2'"
+    assert mask_message(text, "!Pw8-hunter2", also=["!Pw8-hunter2"]) == "unknown codec '***'"
 
 
 def test_values_are_looked_for_in_mappings_keys_lists_tuples_and_sets() -> None:
@@ -222,7 +235,7 @@ SECRET = "Tg5Hs9Mw-live"
 
 
 def test_redact_json_masks_a_secret_that_starts_with_punctuation(monkeypatch: pytest.MonkeyPatch) -> None:
-    # '!' sorts before the '*' of the mask: the masked text is not "smaller" than the original
+    # a password that starts with punctuation ('!' comes before the mask's '*' in code order)
     monkeypatch.setenv("SERVICE_PASSWORD", "!Pw8-hunter2")
     document = '{"error": "login as bob with !Pw8-hunter2 refused"}'
     assert redact_json(document) == '{"error": "login as bob with *** refused"}'
