@@ -582,7 +582,7 @@ def _build(
     source: str,
     mapping: Mapping[str, str],
     unit: str,
-    *,  # pragma: no mutate (keyword-only marker of a private helper: every caller names from_text)
+    *,
     from_text: bool,
 ) -> Dataset:
     problems: list[str] = []
@@ -609,7 +609,7 @@ def _validated(
     source: str,
     mapping: Mapping[str, str],
     unit: str,
-    *,  # pragma: no mutate (keyword-only marker of a private helper: every caller names these)
+    *,
     from_text: bool,
     problems: list[str],
     metadata_columns: dict[str, None],
