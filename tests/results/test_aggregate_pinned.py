@@ -212,3 +212,16 @@ def test_interval_of_equal_values_is_that_value_exactly() -> None:
     # every resample of [0.1, 0.1, 0.1] is the sample itself, so both ends are 0.1 (not the
     # 0.10000000000000002 that summing three 0.1 and dividing by 3 gives)
     assert bootstrap_ci([0.1, 0.1, 0.1]) == (0.1, 0.1)
+
+
+def test_group_by_metadata_named_at_run_time_is_missing_not_the_dict() -> None:
+    # `by` arrives from the command line as a new string, not the interned literal
+    by = "".join(["meta", "data"])
+    results = [_r("1", "m", Score(value=1.0))]
+    (agg,) = aggregate(results, cases=[Case(id="1", metadata={"ward": "renal"})], by=by)
+    assert agg.group == "(missing)"
+
+
+def test_aggregate_options_are_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        aggregate([], [])  # type: ignore[call-arg]
