@@ -449,8 +449,10 @@ def test_a_metadata_column_and_metadata_dot_columns_are_merged(tmp_path: Path) -
 
 
 def test_two_columns_for_one_field() -> None:
-    assert _error([{"id": "a", "prompt": "x", "question": "y"}]) == (
-        "1 bad row(s):\nlist item 1: column 'question': a second column also gives field 'input'"
+    # the rows after it are still checked
+    assert _error([{"id": "a", "prompt": "x", "question": "y"}, {"id": "b", "contexts": 5}]) == (
+        "2 bad row(s):\nlist item 1: column 'question': a second column also gives field 'input'\n"
+        "list item 2: field 'contexts': Input should be a valid list"
     )
     # an empty one gives way to the other, in either order
     assert load_dataset([{"id": "a", "prompt": None, "question": "y"}]).cases[0].input == "y"
@@ -579,16 +581,16 @@ def test_text_in_json_and_list_rows_is_not_parsed_again(tmp_path: Path) -> None:
     assert (case.contexts, case.expected) == (['["a"]'], "[1]")
     rows = [{"id": "a", "contexts": '["a"]', "expected": "[1]"}]
     for source in (rows, pd.DataFrame(rows)):
-        (case,) = load_dataset(source).cases  # type: ignore[arg-type]
+        (case,) = load_dataset(source).cases
         assert (case.contexts, case.expected) == (['["a"]'], "[1]")
 
 
 def test_the_mapping_and_format_are_given_by_name(tmp_path: Path) -> None:
     path = _write(tmp_path / "cases.jsonl", '{"id": "a"}\n')
     with pytest.raises(TypeError):
-        load_dataset(path, {"q": "input"})  # type: ignore[misc]
+        load_dataset(path, {"q": "input"})  # type: ignore[call-arg]
     with pytest.raises(TypeError):
-        stream_dataset(path, {"q": "input"})  # type: ignore[misc]
+        stream_dataset(path, {"q": "input"})  # type: ignore[call-arg]
 
 
 # --- other sources ------------------------------------------------------------------------------
@@ -611,6 +613,11 @@ def test_dataframe_missing_values_and_arrays() -> None:
     assert _error(pd.DataFrame({"id": ["a"], "contexts": [5]})) == (
         "1 bad row(s):\nDataFrame row 1: field 'contexts': Input should be a valid list"
     )
+
+
+def test_a_series_of_rows_is_a_list_not_a_dataframe() -> None:
+    (case,) = load_dataset(pd.Series([{"id": "a", "question": "Dose?"}])).cases
+    assert (case.id, case.input) == ("a", "Dose?")
 
 
 def test_a_list_of_cases_a_single_mapping_and_a_folder_with_a_mapping(tmp_path: Path) -> None:
@@ -678,6 +685,10 @@ def test_other_sources_are_loaded_not_streamed(tmp_path: Path) -> None:
     with pytest.raises(DatasetError) as caught:
         stream_dataset(tmp_path / "gone.jsonl")
     assert str(caught.value) == f"dataset file not found: {tmp_path / 'gone.jsonl'}"
+    text = _write(tmp_path / "cases.txt", '{"id": "a"}\n')  # not read as JSONL for its lines
+    with pytest.raises(DatasetError) as caught:
+        stream_dataset(text)
+    assert str(caught.value) == f"{text}: unknown dataset format 'txt'; use .jsonl, .json or .csv"
 
 
 def test_a_streamed_jsonl_is_checked_in_full_first(tmp_path: Path) -> None:

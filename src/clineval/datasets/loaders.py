@@ -489,7 +489,7 @@ def _raise_if(problems: list[str]) -> None:
     if problems:
         shown = problems[:_MAX_REPORTED]
         more = len(problems) - len(shown)
-        tail = f"\n... and {more} more" if more > 0 else ""
+        tail = f"\n... and {more} more" if more else ""
         raise DatasetError(f"{len(problems)} bad row(s):\n" + "\n".join(shown) + tail)
 
 
