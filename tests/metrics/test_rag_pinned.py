@@ -8,6 +8,7 @@ every cosine is known: cos([1, 0], [1, 1]) = 1/sqrt(2), cos([1, 0], [0.6, 0.8]) 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +32,7 @@ from clineval.metrics.rag import (
     question_of,
     verdict_credit,
 )
+from clineval.metrics.registry import get_entry
 from clineval.model import Case, Score
 
 CONTEXT = "Eye drops may be stored at room temperature. Discard the bottle four weeks after opening."
@@ -53,6 +55,29 @@ def rag_case(response: str, contexts: list[str] | None = None, **kw: Any) -> Cas
     return Case(
         id="rag", input=ASK, response=response, contexts=[CONTEXT] if contexts is None else contexts, **kw
     )
+
+
+# --- the catalogue -----------------------------------------------------------------------------------
+
+ASTRID = "ASTRID (Chowdhury et al.)"
+RAGAS = "RAGAS (Es et al.), as in ASTRID's appendix"
+
+
+@pytest.mark.parametrize(
+    ("name", "requires", "source"),
+    [
+        ("conversational_faithfulness", ("input", "response", "contexts"), ASTRID),
+        ("refusal_accuracy", ("input", "response"), ASTRID),
+        ("context_relevance", ("input", "contexts"), ASTRID),
+        ("faithfulness", ("input", "response", "contexts"), RAGAS),
+        ("context_relevance_ragas", ("input", "contexts"), RAGAS),
+        ("answer_relevance", ("input", "response"), RAGAS),
+    ],
+)
+def test_catalogue_entries(name: str, requires: tuple[str, ...], source: str) -> None:
+    # every RAG metric asks a judge: the run builds one, and the catalogue says so
+    entry = get_entry(name)
+    assert (entry.requires, entry.needs_judge, entry.source) == (requires, True, source)
 
 
 # --- the question a RAG answer responds to ------------------------------------------------------
@@ -429,6 +454,27 @@ def test_an_unreadable_judge_answer_leaves_the_case_unscored_with_the_raw_text()
     assert (s.error, s.details) == ("unscored: the answer is not valid JSON", {"judge_raw": "yes"})
 
 
+class JsonKindsJudge(FakePrimitives):
+    """Sentence kinds as a judge that parses its own JSON answer returns them: equal to the
+    kind names, but not the same string objects."""
+
+    async def classify_sentences(self, sentences: Sequence[str], question: str | None = None) -> list[Any]:
+        kinds = await super().classify_sentences(sentences, question)
+        return [json.loads(json.dumps(kind)) for kind in kinds]
+
+
+def test_sentence_kinds_compare_by_value() -> None:
+    # ACK, S1 (entailed), S2: two informative sentences, one grounded
+    fake = JsonKindsJudge(kinds={ACK: "acknowledgement"}, verdicts={S1: Verdict(label="entailed")})
+    s = score(ConversationalFaithfulness(), rag_case(f"{ACK} {S1} {S2}"), fake)
+    assert s.value == pytest.approx(0.5)
+    assert s.details["counts"] == {"acknowledgement": 1, "question": 0, "informative": 2}
+    # offline answer relevance: the acknowledgement is left out, (1 + 0.6) / 2
+    s = score(AnswerRelevance(encoder=Encoder()), rag_case(f"{ACK} {INFO_1} {INFO_2}"), fake)
+    assert s.value == pytest.approx(0.8, abs=1e-6)
+    assert s.details["sentences_used"] == "informative"
+
+
 # --- answer relevance ------------------------------------------------------------------------------
 
 GENERATED = ["How long do eye drops last?", "Do my eye drops need the fridge?", "Where do I store drops?"]
@@ -564,6 +610,35 @@ def test_answer_relevance_method_generated_questions_uses_them() -> None:
     fake = ar_fake(questions={answer: GeneratedQuestions(questions=GENERATED[1:2])})
     s = score(AnswerRelevance(method="generated_questions", encoder=Encoder()), rag_case(answer), fake)
     assert (s.value, s.details["method"]) == (1.0, "generated_questions")
+
+
+class CountingJudge(FakePrimitives):
+    """Records how many questions answer relevance asked the judge to write."""
+
+    def __init__(self, **kw: Any):
+        super().__init__(**kw)
+        self.asked_for: list[int] = []
+
+    async def generate_questions(self, answer: str, n: int = 3) -> GeneratedQuestions | None:
+        self.asked_for.append(n)
+        return await super().generate_questions(answer, n)
+
+
+def test_answer_relevance_asks_for_n_questions_three_by_default() -> None:
+    answer = f"{INFO_1} {INFO_2}"
+    fake = CountingJudge(questions={answer: GeneratedQuestions(questions=GENERATED)})
+    score(AnswerRelevance(encoder=Encoder()), rag_case(answer), fake)
+    score(AnswerRelevance(n=5, encoder=Encoder()), rag_case(answer), fake)
+    assert fake.asked_for == [3, 5]
+
+
+def test_answer_relevance_similarities_are_kept_to_six_decimals() -> None:
+    # 1/sqrt(2) = 0.70710678...: kept as 0.707107
+    answer = "Keep them cool."
+    fake = ar_fake(questions={answer: GeneratedQuestions(questions=GENERATED[2:])})
+    s = score(AnswerRelevance(encoder=Encoder()), rag_case(answer), fake)
+    assert s.details["questions"][0]["similarity"] == 0.707107
+    assert s.value == pytest.approx(1 / math.sqrt(2), abs=1e-7)  # the value itself is not rounded
 
 
 @pytest.mark.parametrize("n", [1, 10])

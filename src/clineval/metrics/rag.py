@@ -192,9 +192,7 @@ class ConversationalFaithfulness(BaseMetric):
             f"{len(informative) - len(ungrounded)} of {len(informative)} informative sentence(s) grounded"
             + _partly(informative_rows, value, "sentence")
         )
-        unearned = [
-            row["sentence"] for row in informative_rows if row["label"] != "entailed" and not row["credit"]
-        ]
+        unearned = [row["sentence"] for row in informative_rows if not row["credit"]]  # never entailed
         if retrieval.empty:
             explanation += f"; {retrieval.note()}"
         elif unearned:
@@ -424,7 +422,7 @@ class Faithfulness(BaseMetric):
         supported = sum(v.label == "entailed" for v in verdicts)
         credit = sum(row["credit"] for row in rows)
         details["statements"] = rows
-        unsupported = [r["statement"] for r in rows if r["label"] != "entailed" and not r["credit"]]
+        unsupported = [r["statement"] for r in rows if not r["credit"]]  # never entailed
         explanation = f"{supported} of {len(statements)} statement(s) supported by the context" + _partly(
             rows, credit / len(statements), "statement"
         )
@@ -627,7 +625,7 @@ class AnswerRelevance(BaseMetric):
         informative = [s for s, k in zip(sentences, kinds, strict=True) if k == "informative"]
         used = informative or sentences
         sims = await self._similarities(question, used) if used else []
-        by_sentence = dict(zip(used, sims, strict=True))
+        by_sentence = dict(zip(used, sims, strict=True))  # pragma: no mutate (one sim per used sentence)
         details.update(
             method="question_answer_similarity",
             noncommittal=refusal.value,
