@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 from tests.metrics.fakes import FakeJudge, FakePrimitives
 
 from clineval.errors import ConfigError
@@ -32,7 +33,7 @@ from clineval.metrics.rag import (
     question_of,
     verdict_credit,
 )
-from clineval.metrics.registry import get_entry
+from clineval.metrics.registry import MetricSpec, build_metric, get_entry
 from clineval.model import Case, Score
 
 CONTEXT = "Eye drops may be stored at room temperature. Discard the bottle four weeks after opening."
@@ -588,6 +589,49 @@ def test_answer_relevance_of_an_answer_without_sentences() -> None:
     s = score(AnswerRelevance(encoder=enc), rag_case("..."), ar_fake())
     assert (s.status, s.explanation) == ("not_applicable", "the answer has no sentence")
     assert enc.seen == []
+    fake = ar_fake()
+    score(AnswerRelevance(encoder=Encoder()), rag_case("..."), fake)
+    assert fake.calls == {"generate_questions": 1, "detect_refusal": 1}  # no sentence to classify
+
+
+def test_answer_relevance_empty_question_or_answer() -> None:
+    fake = ar_fake()
+    s = score(AnswerRelevance(encoder=Encoder()), Case(id="ar", input="  ", response=INFO_1), fake)
+    assert (s.status, s.value) == ("error", None)
+    assert s.error == "the question (the case's input) is empty; answer relevance compares the answer with it"
+    s = score(AnswerRelevance(encoder=Encoder()), rag_case(" \n "), fake)
+    assert (s.status, s.explanation) == ("not_applicable", "the answer is empty")
+    assert fake.calls == {}
+
+
+def test_answer_relevance_generated_questions_with_a_judge_that_cannot_write_them() -> None:
+    s = score(AnswerRelevance(method="generated_questions", encoder=Encoder()), rag_case(INFO_1), ar_fake())
+    assert s.error == (
+        "judge 'fake' cannot write questions; use an LLM judge, or "
+        "answer_relevance(method=question_answer_similarity)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("method", "value", "asked"),
+    [
+        # the judge writes GENERATED[1:2] (cos 1): the generated-question score
+        ("auto", 1.0, True),
+        ("generated_questions", 1.0, True),
+        # the offline variant over INFO_1, INFO_2: (1 + 0.6) / 2, no question asked
+        ("question_answer_similarity", 0.8, False),
+    ],
+)
+def test_answer_relevance_method_read_from_a_run_file(method: str, value: float, asked: bool) -> None:
+    # a method read from YAML is a fresh string: it must compare by value
+    args = yaml.safe_load(f"method: {method}")
+    # the fixed vectors' encoder beside it (a run file cannot name a Python encoder)
+    metric = build_metric(MetricSpec(name="answer_relevance", args={**args, "encoder": Encoder()}))
+    answer = f"{INFO_1} {INFO_2}"
+    fake = ar_fake(questions={answer: GeneratedQuestions(questions=GENERATED[1:2])})
+    s = score(metric, rag_case(answer), fake)
+    assert s.value == pytest.approx(value, abs=1e-6)
+    assert ("generate_questions" in fake.calls) is asked
 
 
 def test_answer_relevance_offline_refusal_gives_the_reason() -> None:
