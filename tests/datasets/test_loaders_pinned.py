@@ -131,11 +131,15 @@ def test_the_column_counts_characters_not_bytes(tmp_path: Path) -> None:
     )
 
 
-def test_a_bad_byte_on_the_first_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("data", "where"), [(b"abc\xff\n", "1:4"), (b"\nabc\xff\n", "2:4")])
+def test_a_bad_byte_on_the_first_line_or_after_a_blank_first_line(
+    tmp_path: Path, data: bytes, where: str
+) -> None:
+    # 'abc' before the bad byte: column 4, whether or not a newline starts the file
     path = tmp_path / "cases.jsonl"
-    path.write_bytes(b"abc\xff\n")
+    path.write_bytes(data)
     assert _error(path) == (
-        f"{path}:1:4: not valid UTF-8 (byte 0xff); pass --encoding cp1252 (or latin-1) "
+        f"{path}:{where}: not valid UTF-8 (byte 0xff); pass --encoding cp1252 (or latin-1) "
         "if the file uses another encoding"
     )
 
