@@ -43,10 +43,11 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
     (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=*-]{6,}"), r"\1 " + MASK, ("bearer",)),
     # OpenAI-style keys: sk-..., sk-proj-..., sk-ant-...
     (re.compile(r"\bsk-[A-Za-z0-9_*-]{6,}"), "sk-" + MASK, ("sk-",)),
-    # api-key: VALUE, api_key=VALUE, "password": "VALUE", access_token=VALUE, ... (_SETTING)
+    # api-key: VALUE, api_key=VALUE, "password": "VALUE", access_token=VALUE, ... (_SETTING;
+    # also at the end of a longer name: openai_api_key=VALUE, db_password: VALUE)
     (
         re.compile(
-            r"(?i)\b((?:x-)?api[-_ ]?key|access[-_]?token|refresh[-_]?token|client[-_]?secret"
+            r"(?i)(?:\b|(?<=_))((?:x-)?api[-_ ]?key|access[-_]?token|refresh[-_]?token|client[-_]?secret"
             r"|password|passwd)([\"']?\s*[:=]\s*[\"']?)(?!\*\*\*|\$\{)([^\s\"',;&}\\]{4,})"
         ),
         r"\1\2" + MASK,
@@ -75,6 +76,12 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
 _SETTING = 3
 """The pattern for ``name: value`` settings: not applied to the words of a message that
 clineval composed (``judge.api_key: unknown field`` names a field, it holds no value)."""
+_SETTING_KEY = re.compile(
+    r"(?i)(?:\b|(?<=_))(?:(?:x-)?api[-_ ]?key|access[-_]?token|refresh[-_]?token|client[-_]?secret"
+    r"|password|passwd)$"
+)
+"""A mapping key that the setting pattern reads as a secret's name: its value is masked in
+data as in text (``{"password": 12345678}`` is ``{"password": ***}`` in text)."""
 _MESSAGE_PATTERNS = _PATTERNS[:_SETTING] + _PATTERNS[_SETTING + 1 :]
 _HINTS = frozenset(hint for _, _, hints in _PATTERNS for hint in hints)
 # One search for any hint at all: most texts have none, and then no pattern is tried.
@@ -265,7 +272,7 @@ class Masker:
         """``redact_data(value)``."""
         kind = type(value)
         if kind is dict:  # the usual types first, without the abstract-class checks
-            return {self.text(k) if type(k) is str else k: self.data(v) for k, v in value.items()}
+            return {self.text(k) if type(k) is str else k: self._item(k, v) for k, v in value.items()}
         if kind is str:
             return self.text(value)
         if kind in _PLAIN:
@@ -273,10 +280,13 @@ class Masker:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            return {self.text(k) if isinstance(k, str) else k: self.data(v) for k, v in value.items()}
+            return {self.text(k) if isinstance(k, str) else k: self._item(k, v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
         return value
+
+    def _item(self, key: Any, value: Any) -> Any:
+        return MASK if _setting_value(key, value) else self.data(value)
 
     def nothing_to_mask(self, text: str) -> bool:
         """True when masking leaves ``text``, and every piece of it, unchanged: no value to
@@ -309,9 +319,24 @@ def _redact_data(value: Any, values: tuple[str, ...]) -> Any:
         return _redact(value, values) if value else value
     if isinstance(value, Mapping):
         return {
-            (_redact(k, values) if k else k) if isinstance(k, str) else k: _redact_data(v, values)
+            (_redact(k, values) if k else k) if isinstance(k, str) else k: (
+                MASK if _setting_value(k, v) else _redact_data(v, values)
+            )
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
         return [_redact_data(v, values) for v in value]
     return value
+
+
+def _setting_value(key: Any, value: Any) -> bool:
+    """Whether ``value`` is a secret by its key, as the setting pattern masks it in text: a
+    key that names a secret (``password``, ``api_key``, ``x-api-key``, ``client_secret``, ...)
+    and a string or number of at least four characters (not a placeholder such as ``${KEY}``,
+    not already masked). Booleans, ``null`` and containers are left to the other rules."""
+    if not isinstance(key, str) or _SETTING_KEY.search(key) is None:
+        return False
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return False
+    text = str(value)
+    return len(text) >= 4 and not text.startswith(("***", "${"))
