@@ -414,7 +414,7 @@ class TBFact(BaseMetric):
             notes.append(
                 "the reference states no fact, so recall is undefined and F1 is 0 (nothing is shared)"
             )
-        f1 = 0.0 if f1 is None else f1  # not reached: neither side with a fact is not applicable
+        assert f1 is not None  # a fact on one side at least (neither side: not applicable above)
         explanation = self._explain(p, r, f1, precision_checks, recall_checks, notes)
         return Score(
             value=f1,
