@@ -33,7 +33,7 @@ from clineval.metrics.factuality import (
     tbfact_scores,
     write_reference_facts,
 )
-from clineval.metrics.registry import MetricSpec, build_metric
+from clineval.metrics.registry import MetricSpec, build_metric, get_entry
 from clineval.model import Case, Score
 from clineval.model.case import GoldFact
 from clineval.model.run import ResultRecord
@@ -291,6 +291,17 @@ def test_a_long_fact_table_pairs_every_fact_with_its_verdict() -> None:
     assert (s["inclusions"], s["omissions"]) == (100.0, 200.0)
 
 
+@pytest.mark.parametrize(("n_facts", "n_verdicts"), [(2, 1), (1, 2)])
+def test_facts_and_verdicts_that_do_not_pair_are_refused_with_both_counts(
+    n_facts: int, n_verdicts: int
+) -> None:
+    with pytest.raises(ValueError) as raised:
+        fact_checks(
+            "recall", [Fact(text=f"r{i}") for i in range(n_facts)], [Verdict(label="entailed")] * n_verdicts
+        )
+    assert str(raised.value) == f"recall: {n_facts} facts but {n_verdicts} verdicts"
+
+
 # --- the explanation -------------------------------------------------------------------------------
 
 
@@ -363,6 +374,28 @@ def test_without_high_importance_omissions_the_first_three_omissions_are_named()
         "F1 0.33 (default policy). "
         "omitted: omitted 1; omitted 2; omitted 3."
     )
+
+
+def test_only_reference_facts_the_response_leaves_out_are_named_as_omitted() -> None:
+    # Reference facts contradicted, vague, mismatched for another reason, partly missing and
+    # entailed: none is wholly missing, so nothing is named. R = (0 + 0 + 0 + 0.5 + 1) / 5 = 0.3,
+    # P = 1, F1 = 0.6 / 1.3 = 0.46.
+    ref = [Fact(text=t) for t in ("contradicted", "vague", "other mismatch", "partly stated", "stated")]
+    verdicts = {
+        "contradicted": Verdict(label="not_entailed", reason="incorrect"),
+        "vague": Verdict(label="not_entailed", reason="ambiguous"),
+        "other mismatch": Verdict(label="not_entailed", reason="other"),
+        "partly stated": Verdict(label="partial", reason="missing"),
+        "stated": Verdict(label="entailed"),
+        "said": Verdict(label="entailed"),
+    }
+    prims = FakePrimitives(facts={"r": [Fact(text="said")], "g": ref}, verdicts=verdicts)
+    s = score(TBFact(), Case(id="c", input="q", response="r", reference="g"), prims)
+    assert s.explanation == (
+        "precision 1.00 over 1 response fact(s), recall 0.30 over 5 reference fact(s), "
+        "F1 0.46 (default policy)."
+    )
+    assert (s.sub_scores["omissions"], s.sub_scores["partial_omissions"]) == (0.0, 1.0)
 
 
 # --- one direction only, settings as a run file gives them ----------------------------------------
@@ -550,6 +583,12 @@ def test_unknown_directions_and_policy_are_named_in_the_error() -> None:
     with pytest.raises(ConfigError) as raised:
         TBFact(policy="generous")  # type: ignore[arg-type]
     assert str(raised.value) == "tbfact: policy must be one of strict, default, lenient, not 'generous'"
+
+
+def test_the_catalogue_lists_tbfact_as_a_judge_metric_of_the_response() -> None:
+    entry = get_entry("tbfact")
+    assert (entry.needs_judge, entry.requires) == (True, ("response",))
+    assert entry.factory is TBFact
 
 
 # --- curated reference facts -----------------------------------------------------------------------
