@@ -195,8 +195,12 @@ def test_json_up_to_100_levels_deep_loads_and_101_is_refused(
 
 
 def test_json_too_deep_for_the_parser_is_refused_the_same_way(tmp_path: Path) -> None:
-    path = _write(tmp_path / "deep.jsonl", '{"id": "a"}\n' + _lists(100_000) + "\n")
-    assert _error(path) == f"1 bad row(s):\n{path}:2: JSON nested too deeply (more than 100 levels)"
+    # and the lines after it are still read
+    path = _write(tmp_path / "deep.jsonl", '{"id": "a"}\n' + _lists(100_000) + "\n{bad\n")
+    assert _error(path) == (
+        f"2 bad row(s):\n{path}:2: JSON nested too deeply (more than 100 levels)\n"
+        f"{path}:3: not valid JSON (Expecting property name enclosed in double quotes at column 2)"
+    )
     whole = _write(tmp_path / "deep.json", _lists(101))
     assert _error(whole) == f"{whole}:1: JSON nested too deeply (more than 100 levels)"
 
@@ -595,6 +599,8 @@ def test_the_mapping_and_format_are_given_by_name(tmp_path: Path) -> None:
         load_dataset(path, {"q": "input"})  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         stream_dataset(path, {"q": "input"})  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        read_records(path, "utf-8")  # type: ignore[call-arg]
 
 
 # --- other sources ------------------------------------------------------------------------------
