@@ -79,3 +79,22 @@ def test_validate_reads_the_dataset_as_the_run_would(tmp_path: Path) -> None:
     )
     good = clineval("validate", "good.yaml", cwd=tmp_path)
     assert (good.returncode, good.stdout) == (0, "ok: run file with 1 metrics; dataset: 2 cases\n")
+
+
+MAPPED_ROWS = (
+    '{"id": "a", "question": "q1", "answer": "x", "gold": "x"}\n{"id": "b", "question": "q2", "gold": "z"}\n'
+)
+
+
+def test_the_run_file_mapping_is_located_and_nothing_is_stored(tmp_path: Path) -> None:
+    (tmp_path / "cases.jsonl").write_text(MAPPED_ROWS)
+    (tmp_path / "run.yaml").write_text(
+        "data: cases.jsonl\nmetrics: [exact_match]\nmapping:\n  question: input\n  golden: reference\n"
+    )
+    ran = clineval("run", "run.yaml", "--store", "s.db", "-q", cwd=tmp_path)
+    assert (ran.returncode, ran.stdout) == (2, "")
+    assert ran.stderr == (
+        f"error: run.yaml:3: mapping: column mapping 'golden' -> 'reference': no line of "
+        f"{tmp_path}/cases.jsonl has the column 'golden' (its columns: id, question, answer, gold)\n"
+    )
+    assert not (tmp_path / "s.db").exists()

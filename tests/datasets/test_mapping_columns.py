@@ -1,6 +1,6 @@
 """A column mapping that names a column no row has is an error naming the mapping, the
 source and the columns there are (it left the field empty in every case, silently); through
-the loaders and through ``clineval run`` with the mapping in a run file (FILE:LINE)."""
+the loaders (through ``clineval run`` and ``validate``: tests/cli/test_validate_run_file.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests.clirun import clineval
 
 from clineval.datasets import load_dataset
 from clineval.datasets.loaders import check_mapped_columns, stream_dataset
@@ -70,17 +69,3 @@ def test_an_empty_file_is_reported_as_empty_not_as_a_mapping_problem(tmp_path: P
         load_dataset(data, mapping={"golden": "reference"})
     assert not isinstance(caught.value, ColumnMappingError)
     assert str(caught.value) == f"{data}: the dataset has no cases"
-
-
-def test_the_run_file_mapping_is_located_and_nothing_is_stored(tmp_path: Path) -> None:
-    (tmp_path / "cases.jsonl").write_text(ROWS)
-    (tmp_path / "run.yaml").write_text(
-        "data: cases.jsonl\nmetrics: [exact_match]\nmapping:\n  question: input\n  golden: reference\n"
-    )
-    ran = clineval("run", "run.yaml", "--store", "s.db", "-q", cwd=tmp_path)
-    assert (ran.returncode, ran.stdout) == (2, "")
-    assert ran.stderr == (
-        f"error: run.yaml:3: mapping: column mapping 'golden' -> 'reference': no line of "
-        f"{tmp_path}/cases.jsonl has the column 'golden' (its columns: id, question, answer, gold)\n"
-    )
-    assert not (tmp_path / "s.db").exists()
