@@ -75,6 +75,23 @@ class FactCheck:
     support: float | None = None
     """The judge's graded support for the fact (0-1), where it grades one (the offline judge)."""
 
+    @property
+    def contradicted(self) -> bool:
+        """Not (fully) entailed because the other text says otherwise: a response fact so
+        checked is a distortion, partial or not."""
+        return self.label != "entailed" and self.reason == "incorrect"
+
+    @property
+    def missing(self) -> bool:
+        """Not entailed because the other text does not state it: an omission (a reference
+        fact) or an unsupported statement (a response fact)."""
+        return self.label == "not_entailed" and self.reason == "missing"
+
+    @property
+    def partly_missing(self) -> bool:
+        """Partly entailed, the rest absent from the other text: a partial omission."""
+        return self.label == "partial" and self.reason == "missing"
+
     def credit(self, policy: str) -> float:
         if self.label == "entailed":
             return 1.0
@@ -181,16 +198,10 @@ def tbfact_scores(
     out["n_reference_facts"] = float(len(recall_checks))
     out["inclusions"] = float(sum(c.label == "entailed" for c in recall_checks))
     out["partial_inclusions"] = float(sum(c.label == "partial" for c in recall_checks))
-    out["omissions"] = float(sum(c.label == "not_entailed" and c.reason == "missing" for c in recall_checks))
-    out["partial_omissions"] = float(
-        sum(c.label == "partial" and c.reason == "missing" for c in recall_checks)
-    )
-    out["distortions"] = float(
-        sum(c.label != "entailed" and c.reason == "incorrect" for c in precision_checks)
-    )
-    out["unsupported"] = float(
-        sum(c.label == "not_entailed" and c.reason == "missing" for c in precision_checks)
-    )
+    out["omissions"] = float(sum(c.missing for c in recall_checks))
+    out["partial_omissions"] = float(sum(c.partly_missing for c in recall_checks))
+    out["distortions"] = float(sum(c.contradicted for c in precision_checks))
+    out["unsupported"] = float(sum(c.missing for c in precision_checks))
     first = [k for k in HEADLINE if k in out]
     return {**{k: out[k] for k in first}, **{k: v for k, v in out.items() if k not in first}}
 
@@ -447,8 +458,8 @@ class TBFact(BaseMetric):
             f"recall {_fmt(r)} over {len(recall_checks)} reference fact(s), "
             f"F1 {f1:.2f} ({self.policy} policy)"
         ]
-        distortions = [c for c in precision_checks if c.label != "entailed" and c.reason == "incorrect"]
-        omissions = [c for c in recall_checks if c.label == "not_entailed" and c.reason == "missing"]
+        distortions = [c for c in precision_checks if c.contradicted]
+        omissions = [c for c in recall_checks if c.missing]
         if distortions:
             parts.append("contradicted: " + "; ".join(_short(c.fact) for c in distortions[:3]))
         if omissions:
