@@ -8,6 +8,7 @@ every cosine is known: cos([1, 0], [1, 1]) = 1/sqrt(2), cos([1, 0], [0.6, 0.8]) 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from clineval.metrics.rag import (
     RefusalAccuracy,
     partial_credit_setting,
     question_of,
+    retrieval_of,
     verdict_credit,
 )
 from clineval.metrics.registry import MetricSpec, build_metric, get_entry
@@ -79,6 +81,28 @@ def test_catalogue_entries(name: str, requires: tuple[str, ...], source: str) ->
     # every RAG metric asks a judge: the run builds one, and the catalogue says so
     entry = get_entry(name)
     assert (entry.requires, entry.needs_judge, entry.source) == (requires, True, source)
+
+
+@pytest.mark.parametrize(
+    ("cls", "setting"),
+    [
+        (ConversationalFaithfulness, 0.5),
+        (Faithfulness, 0.5),
+        (RefusalAccuracy, "should_refuse"),
+        (AnswerRelevance, 3),
+    ],
+)
+def test_settings_are_keyword_only(cls: type[Metric], setting: Any) -> None:
+    # partial_credit=, label=, n= must be named: a bare value is not taken for one of them
+    with pytest.raises(TypeError):
+        cls(setting)  # type: ignore[call-arg]
+
+
+def test_a_retrieval_is_a_frozen_value() -> None:
+    retrieval = retrieval_of(rag_case(ANSWER, contexts=["", CONTEXT]))
+    assert (retrieval.passages, retrieval.given, retrieval.blank) == ((CONTEXT,), 2, 1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        retrieval.given = 1  # type: ignore[misc]
 
 
 # --- the question a RAG answer responds to ------------------------------------------------------
@@ -530,6 +554,7 @@ def test_answer_relevance_from_generated_questions_names_the_closest() -> None:
         {"id": 3, "question": GENERATED[2], "similarity": pytest.approx(0.707107, abs=1e-6)},
     ]
     assert (s.details["noncommittal"], s.details["judge_explanation"]) == (False, "storage")
+    assert (s.label, s.sub_scores) == (None, {"noncommittal": 0.0})
     assert s.details["embedding"] == {"encoder": "Encoder"}
     assert enc.seen == [ASK, *GENERATED]
 

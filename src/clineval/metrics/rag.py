@@ -211,7 +211,7 @@ class ConversationalFaithfulness(BaseMetric):
 def _partly(rows: list[dict[str, Any]], value: float, key: str) -> str:
     """The partly supported items and their credit, so that the count and the value never
     seem to disagree ("1 of 2 grounded" beside 0.99); empty when none earned partial credit."""
-    partly = [row for row in rows if row.get("label") != "entailed" and row.get("credit", 0.0) > 0]
+    partly = [row for row in rows if row["label"] != "entailed" and row["credit"] > 0]
     if not partly:
         return ""
     credit = sum(float(row["credit"]) for row in partly)
