@@ -89,7 +89,11 @@ TARGETS = (
     Target(
         "rag",
         "src/clineval/metrics/rag.py",
-        ("tests/metrics/test_rag_pinned.py", "tests/metrics/test_rag.py"),
+        (
+            "tests/metrics/test_rag_pinned.py",
+            "tests/metrics/test_rag.py",
+            "tests/metrics/test_answer_relevance.py",
+        ),
     ),
     Target(
         "loaders",

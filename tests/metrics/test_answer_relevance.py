@@ -112,8 +112,10 @@ def test_offline_variant_uses_informative_sentences() -> None:
     assert rows[ACK]["similarity"] is None and rows[INFO_2]["similarity"] == pytest.approx(0.6)
     assert ACK not in enc.seen  # the acknowledgement is left out
     assert prims.calls == {"generate_questions": 1, "detect_refusal": 1, "classify_sentences": 1}
-    forced = run(AnswerRelevance(method="question_answer_similarity", encoder=encoder()), case(), fake())
-    assert forced.value == s.value and "generate_questions" not in fake().calls
+    forced_prims = fake()
+    forced_metric = AnswerRelevance(method="question_answer_similarity", encoder=encoder())
+    forced = run(forced_metric, case(), forced_prims)
+    assert forced.value == s.value and "generate_questions" not in forced_prims.calls
 
 
 def test_offline_variant_refusal_is_noncommittal_and_no_informative_uses_all() -> None:

@@ -236,7 +236,7 @@ def partial_credit_setting(metric: str, value: float | str) -> float | str:
 def verdict_credit(verdict: Verdict, partial_credit: float | str) -> float:
     """1 for an entailed claim, 0 for one not entailed; a partial one earns ``partial_credit``,
     or with ``"graded"`` the judge's graded support (0.5 when the judge does not grade)."""
-    if verdict.label == "entailed":
+    if verdict.supported:
         return 1.0
     if verdict.label != "partial" or verdict.reason == "incorrect":
         return 0.0
@@ -419,7 +419,7 @@ class Faithfulness(BaseMetric):
             {"id": i, "statement": s, **v.model_dump(), "credit": verdict_credit(v, self.partial_credit)}
             for i, (s, v) in enumerate(zip(statements, verdicts, strict=True), start=1)
         ]
-        supported = sum(v.label == "entailed" for v in verdicts)
+        supported = sum(v.supported for v in verdicts)
         credit = sum(row["credit"] for row in rows)
         details["statements"] = rows
         unsupported = [r["statement"] for r in rows if not r["credit"]]  # never entailed
