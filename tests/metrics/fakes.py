@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,8 @@ from clineval.judges.primitives import (
     SentenceKind,
     Verdict,
 )
+from clineval.metrics.base import Metric, ScoreContext, score_case
+from clineval.model import Case, Score
 
 
 class FakePrimitives:
@@ -120,3 +123,8 @@ class FakeJudge:
 
     async def aclose(self) -> None:
         return None
+
+
+def score_with(metric: Metric, case: Case, primitives: FakePrimitives) -> Score:
+    """``metric`` scored on ``case`` with the scripted ``primitives`` as its judge."""
+    return asyncio.run(score_case(metric, case, ScoreContext(FakeJudge(primitives))))

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from tests.metrics.fakes import FakeJudge, FakePrimitives
+from tests.metrics.fakes import score_with as score
 
 from clineval.errors import ConfigError
 from clineval.judges.base import JudgeError
@@ -150,10 +151,6 @@ def fake(**overrides: object) -> FakePrimitives:
     kwargs: dict[str, object] = {"facts": {RESPONSE: PRED, REFERENCE: REF}, "verdicts": VERDICTS}
     kwargs.update(overrides)
     return FakePrimitives(**kwargs)  # type: ignore[arg-type]
-
-
-def score(metric: TBFact, case: Case, prims: FakePrimitives) -> Score:
-    return asyncio.run(score_case(metric, case, ScoreContext(FakeJudge(prims))))
 
 
 CASE = Case(id="c1", input="Summarise the diabetes clinic letter.", response=RESPONSE, reference=REFERENCE)

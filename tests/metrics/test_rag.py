@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.metrics.fakes import FakeJudge, FakePrimitives
+from tests.metrics.fakes import FakePrimitives
+from tests.metrics.fakes import score_with as score
 
 from clineval.errors import ConfigError
 from clineval.judges.primitives import Verdict
-from clineval.metrics.base import Metric, ScoreContext, score_case
 from clineval.metrics.rag import (
     ContextRelevance,
     ContextRelevanceRagas,
@@ -20,17 +19,13 @@ from clineval.metrics.rag import (
     RefusalAccuracy,
     question_of,
 )
-from clineval.model import Case, Score
+from clineval.model import Case
 
 ACK = "Thank you for your question."
 INFO_1 = "Your eye drops can be kept at room temperature."
 INFO_2 = "They must be thrown away after two weeks."
 QUESTION = "Do you have any other questions?"
 CONTEXT = "Eye drops may be stored at room temperature. Discard the bottle four weeks after opening."
-
-
-def score(metric: Metric, case: Case, fake: FakePrimitives) -> Score:
-    return asyncio.run(score_case(metric, case, ScoreContext(FakeJudge(fake))))
 
 
 def cf_case(response: str, contexts: list[str] | None = None) -> Case:

@@ -7,7 +7,6 @@ every cosine is known: cos([1, 0], [1, 1]) = 1/sqrt(2), cos([1, 0], [0.6, 0.8]) 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import math
@@ -17,12 +16,13 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
-from tests.metrics.fakes import FakeJudge, FakePrimitives
+from tests.metrics.fakes import FakePrimitives
+from tests.metrics.fakes import score_with as score
 
 from clineval.errors import ConfigError
 from clineval.judges.base import JudgeError
 from clineval.judges.primitives import GeneratedQuestions, Verdict
-from clineval.metrics.base import Metric, ScoreContext, score_case
+from clineval.metrics.base import Metric
 from clineval.metrics.rag import (
     AnswerRelevance,
     ContextRelevance,
@@ -36,7 +36,7 @@ from clineval.metrics.rag import (
     verdict_credit,
 )
 from clineval.metrics.registry import MetricSpec, build_metric, get_entry
-from clineval.model import Case, Score
+from clineval.model import Case
 
 CONTEXT = "Eye drops may be stored at room temperature. Discard the bottle four weeks after opening."
 ASK = "Can I keep my drops out of the fridge?"
@@ -48,10 +48,6 @@ S4 = "They can be frozen."
 S5 = "They are safe for children."
 REFUSAL = "I'm sorry, I can't help with that."
 ANSWER = "You can take paracetamol up to four times a day."
-
-
-def score(metric: Metric, case: Case, fake: FakePrimitives) -> Score:
-    return asyncio.run(score_case(metric, case, ScoreContext(FakeJudge(fake))))
 
 
 def rag_case(response: str, contexts: list[str] | None = None, **kw: Any) -> Case:
