@@ -97,6 +97,16 @@ class EvalResult:
         """How many cases the run has."""
         return len(self.cases)
 
+    def cases_with_results(
+        self, case_ids: Iterable[str]
+    ) -> tuple[dict[str, Case], dict[tuple[str, str], ResultRecord]]:
+        """These cases (with the agent's output) by id, and their results by (case, metric):
+        what a report shows of a few cases, without reading every case of a stored run."""
+        wanted = set(case_ids)
+        cases = {c.id: c for c in self.cases if c.id in wanted}
+        records = {(r.case_id, r.metric): r for r in self.results if r.case_id in wanted}
+        return cases, records
+
     def iter_case_scores(
         self, offset: int = 0, limit: int | None = None
     ) -> Iterator[list[tuple[str, dict[str, tuple[str, float | None]]]]]:

@@ -20,7 +20,7 @@ a chunk of cases at a time (:meth:`clineval.store.sqlite.RunStore.iter_case_rows
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple, cast
 
@@ -99,6 +99,17 @@ class StoredResult(EvalResult):
     @results.setter
     def results(self, value: list[ResultRecord]) -> None:
         self._results = value
+
+    def cases_with_results(
+        self, case_ids: Iterable[str]
+    ) -> tuple[dict[str, Case], dict[tuple[str, str], ResultRecord]]:
+        if self._cases is not None and self._results is not None:  # read already
+            return super().cases_with_results(case_ids)
+        ids = list(dict.fromkeys(case_ids))
+        with self._store() as store:
+            cases = store.cases_for(self.run.id, ids, merged=True)
+            records = {(r.case_id, r.metric): r for r in store.results_for(self.run.id, ids)}
+        return cases, records
 
     def iter_cases(self) -> Iterator[tuple[Case, list[ResultRecord]]]:
         """Each case (with the agent's output) and its results by metric, in dataset order."""

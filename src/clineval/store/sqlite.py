@@ -789,6 +789,23 @@ class RunStore:
                 cases = [outputs[c.id].apply_to(c) if c.id in outputs else c for c in cases]
             yield cases
 
+    def cases_for(self, run_id: str, case_ids: Sequence[str], *, merged: bool = False) -> dict[str, Case]:
+        """These cases of the run (those it has) by id; with ``merged``, with the agent's
+        outputs applied."""
+        cases: dict[str, Case] = {}
+        for part in _chunked(list(case_ids), _MAX_PARAMS):
+            marks = ",".join("?" * len(part))
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT case_id, data FROM cases WHERE run_id = ? AND case_id IN ({marks})",
+                    (run_id, *part),
+                ).fetchall()
+            cases.update((r[0], Case.model_validate_json(r[1])) for r in rows)
+        if merged:
+            outputs = self.outputs_for(run_id, list(cases))
+            cases = {i: outputs[i].apply_to(c) if i in outputs else c for i, c in cases.items()}
+        return cases
+
     def outputs_for(self, run_id: str, case_ids: Sequence[str]) -> dict[str, AgentOutput]:
         """The stored agent outputs of these cases (those that have one)."""
         out: dict[str, AgentOutput] = {}

@@ -678,13 +678,15 @@ def compare_report_html(
         paths = _write_pngs(named, png_dir)
         if written is not None:
             written.extend(paths)
-    cases_a = {c.id: c for c in baseline.cases}
-    cases_b = {c.id: c for c in candidate.cases}
-    records_a = {(r.case_id, r.metric): r for r in baseline.results}
-    records_b = {(r.case_id, r.metric): r for r in candidate.results}
+    headings = (("worse", "Cases that got worse"), ("better", "Cases that got better"))
+    shown = {direction: _changed_cases(comparison, direction, cases) for direction, _ in headings}
+    ids = [entry.case_id for changed, _ in shown.values() for entry in changed]
+    # only the cases shown are read (a stored run is not loaded whole)
+    cases_a, records_a = baseline.cases_with_results(ids)
+    cases_b, records_b = candidate.cases_with_results(ids)
     groups: list[tuple[str, str, list[_ChangedCase], int]] = []
-    for direction, heading in (("worse", "Cases that got worse"), ("better", "Cases that got better")):
-        changed, more = _changed_cases(comparison, direction, cases)
+    for direction, heading in headings:
+        changed, more = shown[direction]
         for index, entry in enumerate(changed):
             prefix = f"{direction}{index}"
             if entry.case_id in cases_a:
