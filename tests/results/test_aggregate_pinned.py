@@ -225,3 +225,60 @@ def test_group_by_metadata_named_at_run_time_is_missing_not_the_dict() -> None:
 def test_aggregate_options_are_keyword_only() -> None:
     with pytest.raises(TypeError):
         aggregate([], [])  # type: ignore[call-arg]
+
+
+# --- counts whose bits overlap (a sum, not a bitwise or) -------------------------------------
+
+
+def test_one_value_and_one_error_count_two_cases() -> None:
+    # 1 value + 1 error = 2 cases (1 | 1 would be 1)
+    (agg,) = aggregate([_r("1", "m", Score(value=1.0)), _r("2", "m", Score.failed("boom"))])
+    assert (agg.n, agg.scored, agg.errors, agg.not_applicable) == (2, 1, 1, 0)
+
+
+def test_a_sub_score_adds_its_own_gap_to_its_metrics_not_applicable() -> None:
+    # case 3: the metric does not apply (1); case 2: the sub-score has no value (1): 1 + 1 = 2
+    results = [
+        _r("1", "r", _row(0.5, s=0.4)),
+        _r("2", "r", _row(0.7, s=None)),
+        _r("3", "r", Score.not_applicable("no reference")),
+        _r("4", "r", _row(0.9, s=0.6)),
+    ]
+    rows = {a.metric: a for a in aggregate(results)}
+    assert (rows["r.s"].n, rows["r.s"].scored, rows["r.s"].not_applicable) == (4, 2, 2)
+
+
+# --- the bootstrap's memory bound ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n_values", "batch"),
+    [
+        (10, 2000),  # 4,000,000 // 10 = 400,000 resamples fit: all 2,000 at once
+        (3_000, 1333),  # 4,000,000 // 3,000 = 1,333 resamples of 3,000 values a batch
+        (100_000, 40),  # 40 resamples of 100,000 values: 4,000,000 values, not 200,000,000
+        (4_000_001, 1),  # more values than a batch holds: one resample at a time, never 0
+    ],
+)
+def test_resamples_are_drawn_in_batches_of_at_most_four_million_values(
+    monkeypatch: pytest.MonkeyPatch, n_values: int, batch: int
+) -> None:
+    """The interval of 100,000 cases is computed in bounded memory: scipy is asked for batches
+    of at most RESAMPLE_BATCH_VALUES (4,000,000) resampled values (all 2,000 resamples at once
+    would take 2,000 x 100,000 floats and indices, 3.2 GB)."""
+    import scipy.stats
+
+    asked: list[int] = []
+
+    def record(*args: object, **kwargs: object) -> object:
+        asked.append(int(kwargs["batch"]))  # type: ignore[call-overload]
+        raise _Recorded
+
+    monkeypatch.setattr(scipy.stats, "bootstrap", record)
+    with pytest.raises(_Recorded):
+        bootstrap_ci([0.0, 1.0] * (n_values // 2) + [0.5] * (n_values % 2))
+    assert asked == [batch]
+
+
+class _Recorded(Exception):
+    """Raised by the stand-in once it has recorded what it was asked (nothing is computed)."""
