@@ -262,23 +262,27 @@ def test_double_ctrl_c_saves_and_prints_no_traceback(workspace: Path) -> None:
     assert "interrupted: everything finished so far is saved" in err
 
 
-SLOW_IMPORT = '''
+def paused_import(module: str) -> str:
+    """A ``sitecustomize.py`` that pauses the import of ``module`` for a minute, after it
+    writes the file named by ``IMPORT_MARKER``: a signal can then be sent in that window."""
+    return f"""
 import os, sys, time
 from importlib.abc import MetaPathFinder
 
 
 class Pause(MetaPathFinder):
-    """Pauses the import of clineval.cli.main, after the marker file is written."""
-
     def find_spec(self, name, path=None, target=None):
-        if name == "clineval.cli.main":
+        if name == {module!r}:
             open(os.environ["IMPORT_MARKER"], "w").close()
             time.sleep(60)
         return None
 
 
 sys.meta_path.insert(0, Pause())
-'''
+"""
+
+
+SLOW_IMPORT = paused_import("clineval.cli.main")
 
 
 SCRIPT = Path(sys.executable).parent / "clineval"

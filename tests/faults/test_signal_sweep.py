@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.faults.test_interrupts import paused_import
 
 AGENTS = """
 import os
@@ -196,23 +197,8 @@ def test_dense_signal_sweep_over_four_seconds(workspace: Path) -> None:
     assert handled["clineval"] >= 40, handled
 
 
-PAUSE_IN_CLICK = """
-import os, time
-from importlib.abc import MetaPathFinder
-import sys
-
-
-class Pause(MetaPathFinder):
-    # clineval.cli.report is imported by click while it resolves the 'report' command
-    def find_spec(self, name, path=None, target=None):
-        if name == "clineval.cli.report":
-            open(os.environ["IMPORT_MARKER"], "w").close()
-            time.sleep(60)
-        return None
-
-
-sys.meta_path.insert(0, Pause())
-"""
+# clineval.cli.report is imported by click while it resolves the 'report' command
+PAUSE_IN_CLICK = paused_import("clineval.cli.report")
 
 
 @pytest.mark.parametrize(
